@@ -1,0 +1,217 @@
+// Package client builds oras-go registry clients the way ferry talks to
+// registries: HTTPS by default, plain HTTP for loopback hosts and hosts
+// named with --plain-http, credentials from docker's config.json, and
+// retries with backoff for idempotent requests.
+package client
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"oras.land/oras-go/v2/registry/remote"
+	"oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/credentials"
+)
+
+// Options configures a Client.
+type Options struct {
+	// PlainHTTP lists hosts (host or host:port) spoken to over plain HTTP.
+	// Loopback hosts fall back to plain HTTP without being listed.
+	PlainHTTP []string
+	// CAFile is a PEM file of extra root certificates.
+	CAFile string
+	// RegistryConfig is a docker config.json path. Empty means
+	// $DOCKER_CONFIG/config.json or ~/.docker/config.json.
+	RegistryConfig string
+	// MaxRetries bounds retries of one idempotent request (default 4).
+	MaxRetries int
+	// Backoff is the first retry's delay, doubled for each retry
+	// (default 200ms).
+	Backoff time.Duration
+	// UserAgent is sent with every request.
+	UserAgent string
+}
+
+// Client creates repositories that share one HTTP client, one credential
+// store and one token cache.
+type Client struct {
+	opts       Options
+	auth       *auth.Client
+	creds      credentials.Store
+	configPath string
+	tr         *schemeTransport
+}
+
+// New returns a Client for opts.
+func New(opts Options) (*Client, error) {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.MaxIdleConnsPerHost = 64
+	if opts.CAFile != "" {
+		pem, err := os.ReadFile(opts.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading --ca-file: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--ca-file %s: no PEM certificates found", opts.CAFile)
+		}
+		base.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	if opts.MaxRetries == 0 {
+		opts.MaxRetries = 4
+	}
+	if opts.Backoff == 0 {
+		opts.Backoff = 200 * time.Millisecond
+	}
+	st := &schemeTransport{next: base, plain: map[string]bool{}}
+	for _, h := range opts.PlainHTTP {
+		st.plain[strings.ToLower(h)] = true
+	}
+	rt := &retryTransport{next: st, max: opts.MaxRetries, backoff: opts.Backoff}
+
+	var store credentials.Store
+	var path string
+	storeOpts := credentials.StoreOptions{AllowPlaintextPut: true, DetectDefaultNativeStore: true}
+	var err error
+	var ds *credentials.DynamicStore
+	if opts.RegistryConfig != "" {
+		ds, err = credentials.NewStore(opts.RegistryConfig, storeOpts)
+	} else {
+		ds, err = credentials.NewStoreFromDocker(storeOpts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading registry credentials: %w", err)
+	}
+	store, path = ds, ds.ConfigPath()
+
+	ua := opts.UserAgent
+	if ua == "" {
+		ua = "ferry"
+	}
+	ac := &auth.Client{
+		Client:     &http.Client{Transport: rt},
+		Cache:      auth.NewCache(),
+		Credential: credentials.Credential(store),
+		Header:     http.Header{"User-Agent": {ua}},
+	}
+	return &Client{opts: opts, auth: ac, creds: store, configPath: path, tr: st}, nil
+}
+
+// Repository returns an oras-go repository for "HOST/PATH".
+func (c *Client) Repository(repo string) (*remote.Repository, error) {
+	r, err := remote.NewRepository(repo)
+	if err != nil {
+		return nil, fmt.Errorf("repository %q: %w", repo, err)
+	}
+	r.Client = c.auth
+	r.PlainHTTP = c.tr.isPlain(r.Reference.Registry)
+	r.SkipReferrersGC = true
+	r.TagListPageSize = 1000
+	return r, nil
+}
+
+// Registry returns an oras-go registry client for host.
+func (c *Client) Registry(host string) (*remote.Registry, error) {
+	r, err := remote.NewRegistry(host)
+	if err != nil {
+		return nil, err
+	}
+	r.Client = c.auth
+	r.PlainHTTP = c.tr.isPlain(host)
+	return r, nil
+}
+
+// Credentials returns the credential store, for login and logout.
+func (c *Client) Credentials() credentials.Store { return c.creds }
+
+// ConfigPath returns the docker config.json path credentials come from.
+func (c *Client) ConfigPath() string { return c.configPath }
+
+// HTTPClient returns the client's HTTP client, with retries and scheme
+// selection but without registry authentication.
+func (c *Client) HTTPClient() *http.Client { return c.auth.Client }
+
+// IsLoopback reports whether host (with optional port) is a loopback
+// address or "localhost".
+func IsLoopback(host string) bool {
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	h = strings.Trim(h, "[]")
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// schemeTransport speaks plain HTTP to hosts named with --plain-http, and
+// to loopback hosts that do not speak TLS (as docker does for 127.0.0.0/8):
+// a loopback host is tried over HTTPS once, and remembered as plain when its
+// first answer is not a TLS handshake.
+type schemeTransport struct {
+	next  http.RoundTripper
+	mu    sync.Mutex
+	plain map[string]bool // host -> plain HTTP; absent loopback hosts are untested
+}
+
+// isPlain reports whether repositories on host are built with plain HTTP URLs.
+func (t *schemeTransport) isPlain(host string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.plain[strings.ToLower(host)]
+}
+
+func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	host := strings.ToLower(req.URL.Host)
+	if req.URL.Scheme == "http" && !IsLoopback(host) && !t.isPlain(host) {
+		return nil, fmt.Errorf("%s: refusing plain HTTP to a host that is not loopback; pass --plain-http %s to allow it", host, host)
+	}
+	if req.URL.Scheme != "https" || !IsLoopback(host) {
+		return t.next.RoundTrip(req)
+	}
+	t.mu.Lock()
+	plain, known := t.plain[host]
+	t.mu.Unlock()
+	if known && plain {
+		return t.next.RoundTrip(withScheme(req, "http"))
+	}
+	resp, err := t.next.RoundTrip(req)
+	var rhe tls.RecordHeaderError
+	if !known && err != nil && errors.As(err, &rhe) && (req.Body == nil || req.GetBody != nil) {
+		t.mu.Lock()
+		t.plain[host] = true
+		t.mu.Unlock()
+		r2 := withScheme(req, "http")
+		if req.GetBody != nil {
+			if r2.Body, err = req.GetBody(); err != nil {
+				return nil, err
+			}
+		}
+		return t.next.RoundTrip(r2)
+	}
+	if err == nil && !known {
+		t.mu.Lock()
+		t.plain[host] = false
+		t.mu.Unlock()
+	}
+	return resp, err
+}
+
+func withScheme(req *http.Request, scheme string) *http.Request {
+	r := req.Clone(req.Context())
+	r.URL.Scheme = scheme
+	return r
+}

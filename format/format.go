@@ -1,0 +1,92 @@
+// Package format defines what a package format tells the resolver: how to
+// recognise a package's manifest, and which dependencies, images and mixins
+// it declares.
+package format
+
+import (
+	"context"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
+)
+
+// Kinds of package ferry knows. A manifest no format claims is an opaque
+// artifact: locked, mirrored and verified, with no dependencies.
+const (
+	KindPorterBundle            = "porter.bundle"
+	KindCrossplaneConfiguration = "crossplane.configuration"
+	KindCrossplaneProvider      = "crossplane.provider"
+	KindCrossplaneFunction      = "crossplane.function"
+	KindArtifact                = "oci.artifact"
+)
+
+// Reader reads one package format's metadata from a registry.
+type Reader interface {
+	// Match reports whether the manifest (desc, with its raw bytes) is a
+	// package of this format.
+	Match(desc ocispec.Descriptor, manifest []byte) bool
+	// Read reads the package's metadata, fetching what else it needs
+	// (config blobs, layers, platform manifests) from repo. It fetches
+	// each object at most once.
+	Read(ctx context.Context, repo content.Fetcher, desc ocispec.Descriptor, manifest []byte) (*Metadata, error)
+}
+
+// Metadata is what the resolver needs to know about one package.
+type Metadata struct {
+	// Kind is one of the Kind constants.
+	Kind string
+	// Name is the package's own name, when the format records one.
+	Name string
+	// Version is the package's own version, when the format records one.
+	Version string
+	// Dependencies lists the packages this one requires, in declared order.
+	Dependencies []Dependency
+	// Replaces lists repositories (without tag or digest) this package
+	// replaces.
+	Replaces []string
+	// Images lists the images the package carries, for relocation.
+	Images []Image
+	// Mixins lists the Porter mixins a bundle was built with.
+	Mixins []Mixin
+	// Crossplane is the `spec.crossplane.version` constraint of an xpkg.
+	Crossplane string
+	// Warnings are non-fatal findings, printed by the CLI.
+	Warnings []string
+}
+
+// Dependency is one dependency as its parent declares it.
+type Dependency struct {
+	// Name is the dependency's name in its parent (Porter's requires key),
+	// or the reference for formats without names.
+	Name string
+	// Ref is the reference as written, possibly partial or empty (an
+	// interface-only Porter v2 dependency).
+	Ref string
+	// Constraint is a semver constraint, "sha256:..." digest, or empty
+	// (use the tag or digest in Ref).
+	Constraint string
+	// Prereleases allows prerelease versions (Porter v1 `prereleases`).
+	Prereleases bool
+	// Interface is true when the dependency declares only an interface.
+	Interface bool
+	// After names sibling dependencies that must be installed first
+	// (Porter v2 output wiring).
+	After []string
+}
+
+// Image is an image a package carries.
+type Image struct {
+	// Name is the image's name in the package ("invocation" for the
+	// invocation image, the `images` key for components).
+	Name string
+	// Ref is the original reference as the package records it.
+	Ref string
+	// Descriptor locates the image in the package's repository.
+	Descriptor ocispec.Descriptor
+}
+
+// Mixin is a mixin a Porter bundle was built with.
+type Mixin struct {
+	Name    string
+	Version string // empty: unknown, resolve to latest
+}

@@ -1,0 +1,117 @@
+// Package registrytest starts real in-process distribution registries on
+// 127.0.0.1 random ports for tests. Every test that needs a registry goes
+// through New.
+package registrytest
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/ferryhq/ferry/serve"
+)
+
+// Registry is a running test registry.
+type Registry struct {
+	// Host is "127.0.0.1:PORT", usable as a reference's registry.
+	Host string
+	// Root is the registry's storage directory.
+	Root string
+
+	srv     *serve.Server
+	mu      sync.Mutex
+	stopped bool
+	reqs    []Request
+}
+
+// Request is one request the registry received.
+type Request struct {
+	Method string
+	Path   string
+	Status int
+}
+
+// Option changes how New starts a registry.
+type Option func(*serve.Options)
+
+// WithWrap puts h in front of the registry handler, for example to inject
+// faults.
+func WithWrap(wrap func(http.Handler) http.Handler) Option {
+	return func(o *serve.Options) {
+		prev := o.Wrap
+		o.Wrap = func(next http.Handler) http.Handler {
+			if prev != nil {
+				next = prev(next)
+			}
+			return wrap(next)
+		}
+	}
+}
+
+// New starts a registry with filesystem storage in a temporary directory and
+// stops it when the test ends.
+func New(t testing.TB, opts ...Option) *Registry {
+	t.Helper()
+	r := &Registry{Root: t.TempDir()}
+	o := serve.Options{Root: r.Root, Addr: "127.0.0.1:0", Wrap: r.record}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	srv, err := serve.Start(context.Background(), o)
+	if err != nil {
+		t.Fatalf("registrytest: %v", err)
+	}
+	r.srv = srv
+	r.Host = srv.Addr
+	t.Cleanup(r.Stop)
+	return r
+}
+
+// Stop shuts the registry down; later requests to Host fail to connect.
+func (r *Registry) Stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return
+	}
+	r.stopped = true
+	_ = r.srv.Close()
+}
+
+// Requests returns the requests received since the last Reset.
+func (r *Registry) Requests() []Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Request(nil), r.reqs...)
+}
+
+// Reset forgets the recorded requests.
+func (r *Registry) Reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reqs = nil
+}
+
+func (r *Registry) record(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(sw, req)
+		r.mu.Lock()
+		r.reqs = append(r.reqs, Request{Method: req.Method, Path: req.URL.Path, Status: sw.status})
+		r.mu.Unlock()
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,153 @@
+// Package ociref parses OCI references and qualifies the partial references
+// that package formats allow, relative to the package that declares them.
+package ociref
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/distribution/reference"
+	"github.com/opencontainers/go-digest"
+)
+
+// Reference is a fully qualified OCI reference. Either Tag, Digest, both or
+// neither may be set.
+type Reference struct {
+	// Registry is the host, with port if any: "ghcr.io", "127.0.0.1:5000".
+	Registry string
+	// Repository is the path inside the registry: "acme/app".
+	Repository string
+	// Tag is the tag, if any.
+	Tag string
+	// Digest is the digest, if any.
+	Digest digest.Digest
+}
+
+// Parse parses a fully qualified reference: HOST/PATH[:TAG][@DIGEST].
+// A reference without a registry host is an error, and so is one carrying
+// credentials (user:pass@host/...).
+func Parse(s string) (Reference, error) {
+	if err := checkUserinfo(s); err != nil {
+		return Reference{}, err
+	}
+	if !strings.Contains(s, "/") || !IsRegistry(s[:strings.Index(s, "/")]) {
+		return Reference{}, fmt.Errorf("reference %q: no registry host; write it as HOST/REPOSITORY[:TAG]", s)
+	}
+	named, err := reference.ParseNamed(s)
+	if err != nil {
+		return Reference{}, fmt.Errorf("reference %q: %w", s, err)
+	}
+	r := Reference{Registry: reference.Domain(named), Repository: reference.Path(named)}
+	if t, ok := named.(reference.Tagged); ok {
+		r.Tag = t.Tag()
+	}
+	if d, ok := named.(reference.Digested); ok {
+		r.Digest = d.Digest()
+	}
+	return r, nil
+}
+
+func checkUserinfo(s string) error {
+	// A '@' before the first '/' means userinfo; digests come after a path.
+	slash := strings.Index(s, "/")
+	at := strings.Index(s, "@")
+	if at >= 0 && (slash < 0 || at < slash) {
+		return fmt.Errorf("reference %q: credentials in references are not accepted; use ferry login or a docker config.json", redactUserinfo(s))
+	}
+	if strings.Contains(s, "://") {
+		return fmt.Errorf("reference %q: write a registry reference without a URL scheme", redactUserinfo(s))
+	}
+	return nil
+}
+
+func redactUserinfo(s string) string {
+	slash := strings.Index(s, "/")
+	at := strings.Index(s, "@")
+	if at >= 0 && (slash < 0 || at < slash) {
+		return "REDACTED" + s[at:]
+	}
+	return s
+}
+
+// IsRegistry reports whether the first component of a reference names a
+// registry: it contains '.' or ':' or is "localhost".
+func IsRegistry(component string) bool {
+	return strings.ContainsAny(component, ".:") || component == "localhost"
+}
+
+// Repo returns "REGISTRY/REPOSITORY", the repository without tag or digest.
+func (r Reference) Repo() string { return r.Registry + "/" + r.Repository }
+
+// String returns the reference in its canonical form.
+func (r Reference) String() string {
+	s := r.Repo()
+	if r.Tag != "" {
+		s += ":" + r.Tag
+	}
+	if r.Digest != "" {
+		s += "@" + r.Digest.String()
+	}
+	return s
+}
+
+// Object returns what a registry resolves for this reference: the digest if
+// set, else the tag.
+func (r Reference) Object() string {
+	if r.Digest != "" {
+		return r.Digest.String()
+	}
+	return r.Tag
+}
+
+// WithTag returns r with the tag replaced and the digest cleared.
+func (r Reference) WithTag(tag string) Reference {
+	r.Tag, r.Digest = tag, ""
+	return r
+}
+
+// WithDigest returns r pinned to d, keeping the tag for readability.
+func (r Reference) WithDigest(d digest.Digest) Reference {
+	r.Digest = d
+	return r
+}
+
+// ErrEmpty is returned for an empty reference.
+var ErrEmpty = errors.New("empty reference")
+
+// Qualify completes a dependency reference declared by the package at parent.
+// A reference without a registry takes the parent's registry; one with
+// neither registry nor organisation takes the parent's registry and
+// repository path up to its last '/'.
+//
+//	parent pkg.acme.co/internal/configuration-example
+//	provider-b                    -> pkg.acme.co/internal/provider-b
+//	crossplane-contrib/provider-a -> pkg.acme.co/crossplane-contrib/provider-a
+func Qualify(dep string, parent Reference) (Reference, error) {
+	dep = strings.TrimSpace(dep)
+	if dep == "" {
+		return Reference{}, ErrEmpty
+	}
+	if err := checkUserinfo(dep); err != nil {
+		return Reference{}, err
+	}
+	first, _, hasSlash := strings.Cut(dep, "/")
+	switch {
+	case hasSlash && IsRegistry(first):
+		return Parse(dep)
+	case hasSlash:
+		return Parse(parent.Registry + "/" + dep)
+	default:
+		dir := ""
+		if i := strings.LastIndex(parent.Repository, "/"); i >= 0 {
+			dir = parent.Repository[:i+1]
+		}
+		return Parse(parent.Registry + "/" + dir + dep)
+	}
+}
+
+// IsPartial reports whether dep, as declared, lacks a registry.
+func IsPartial(dep string) bool {
+	first, _, hasSlash := strings.Cut(dep, "/")
+	return !hasSlash || !IsRegistry(first)
+}
