@@ -5,6 +5,7 @@
 package client
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -157,21 +158,43 @@ func IsLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// schemeTransport speaks plain HTTP to hosts named with --plain-http, and
-// to loopback hosts that do not speak TLS (as docker does for 127.0.0.0/8):
-// a loopback host is tried over HTTPS once, and remembered as plain when its
-// first answer is not a TLS handshake.
+// schemeTransport refuses plain HTTP to hosts that are neither loopback nor
+// named with --plain-http, and decides which loopback hosts speak plain HTTP:
+// a loopback host is probed over HTTPS once (as docker does for
+// 127.0.0.0/8) and remembered as plain when its answer is not TLS.
 type schemeTransport struct {
 	next  http.RoundTripper
 	mu    sync.Mutex
-	plain map[string]bool // host -> plain HTTP; absent loopback hosts are untested
+	plain map[string]bool // host -> plain HTTP
 }
 
-// isPlain reports whether repositories on host are built with plain HTTP URLs.
+// isPlain reports whether repositories on host use plain HTTP.
 func (t *schemeTransport) isPlain(host string) bool {
+	host = strings.ToLower(host)
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.plain[strings.ToLower(host)]
+	plain, known := t.plain[host]
+	t.mu.Unlock()
+	if known || !IsLoopback(host) {
+		return plain
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+host+"/v2/", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := t.next.RoundTrip(req)
+	var rhe tls.RecordHeaderError
+	plain = err != nil && errors.As(err, &rhe)
+	if err == nil {
+		resp.Body.Close()
+	}
+	if err == nil || plain {
+		t.mu.Lock()
+		t.plain[host] = plain
+		t.mu.Unlock()
+	}
+	return plain
 }
 
 func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -179,39 +202,5 @@ func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Scheme == "http" && !IsLoopback(host) && !t.isPlain(host) {
 		return nil, fmt.Errorf("%s: refusing plain HTTP to a host that is not loopback; pass --plain-http %s to allow it", host, host)
 	}
-	if req.URL.Scheme != "https" || !IsLoopback(host) {
-		return t.next.RoundTrip(req)
-	}
-	t.mu.Lock()
-	plain, known := t.plain[host]
-	t.mu.Unlock()
-	if known && plain {
-		return t.next.RoundTrip(withScheme(req, "http"))
-	}
-	resp, err := t.next.RoundTrip(req)
-	var rhe tls.RecordHeaderError
-	if !known && err != nil && errors.As(err, &rhe) && (req.Body == nil || req.GetBody != nil) {
-		t.mu.Lock()
-		t.plain[host] = true
-		t.mu.Unlock()
-		r2 := withScheme(req, "http")
-		if req.GetBody != nil {
-			if r2.Body, err = req.GetBody(); err != nil {
-				return nil, err
-			}
-		}
-		return t.next.RoundTrip(r2)
-	}
-	if err == nil && !known {
-		t.mu.Lock()
-		t.plain[host] = false
-		t.mu.Unlock()
-	}
-	return resp, err
-}
-
-func withScheme(req *http.Request, scheme string) *http.Request {
-	r := req.Clone(req.Context())
-	r.URL.Scheme = scheme
-	return r
+	return t.next.RoundTrip(req)
 }
