@@ -5,6 +5,7 @@ package format
 
 import (
 	"context"
+	"errors"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
@@ -90,3 +91,8 @@ type Mixin struct {
 	Name    string
 	Version string // empty: unknown, resolve to latest
 }
+
+// ErrNotPackage is returned (wrapped) by a Reader's Read when the manifest
+// matched cheaply but turned out not to hold a package of its format. The
+// resolver then treats the manifest as an opaque artifact.
+var ErrNotPackage = errors.New("not a package of this format")
