@@ -1,0 +1,292 @@
+// Package mixin resolves Porter mixins from Atom feeds, downloads and locks
+// their binaries by digest, mirrors each mixin version as one OCI artifact,
+// installs mixins into a PORTER_HOME from the mirror, and answers Porter's
+// mirror protocol (/mixins/atom.xml) from what a registry stores.
+package mixin
+
+import (
+	"context"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ferryhq/ferry/client"
+	"github.com/ferryhq/ferry/exitcode"
+)
+
+// DefaultFeedURL is Porter's official mixin feed.
+const DefaultFeedURL = "https://cdn.porter.sh/mixins/atom.xml"
+
+// maxFeedSize bounds how much of a feed is read.
+const maxFeedSize = 64 << 20
+
+// Feed is a parsed Porter mixin feed.
+type Feed struct {
+	// URL is where the feed was loaded from.
+	URL string
+	// Updated is the feed's own <updated> time, zero when absent.
+	Updated time.Time
+	// Mixins lists the feed-level <category term> values.
+	Mixins []string
+	// Warnings describes entries and links that were skipped, as Porter
+	// skips them.
+	Warnings []string
+
+	index map[string]map[string]*Version
+	// allowPlain reports whether plain HTTP may be used to reach a
+	// non-loopback host; nil means loopback only.
+	allowPlain func(host string) bool
+}
+
+// Version is one version of one mixin in a feed.
+type Version struct {
+	// Mixin is the mixin name (the entry's first <category term>).
+	Mixin string
+	// Version is the entry's <content>, for example "v1.2.3" or "canary".
+	Version string
+	// Updated is the entry's <updated> time.
+	Updated time.Time
+	// Files are the entry's download links, in feed order.
+	Files []File
+}
+
+// File is one downloadable binary of a mixin version.
+type File struct {
+	// Name is the file name, NAME-OS-ARCH[.exe].
+	Name string
+	// OS and Arch are parsed from Name.
+	OS, Arch string
+	// URL is the absolute download URL.
+	URL string
+}
+
+// File returns the file of v for goos/goarch.
+func (v Version) File(goos, goarch string) (File, bool) {
+	for _, f := range v.Files {
+		if f.OS == goos && f.Arch == goarch {
+			return f, true
+		}
+	}
+	return File{}, false
+}
+
+type atomFeed struct {
+	XMLName    xml.Name       `xml:"feed"`
+	Updated    string         `xml:"updated"`
+	Categories []atomCategory `xml:"category"`
+	Entries    []atomEntry    `xml:"entry"`
+}
+
+type atomCategory struct {
+	Term string `xml:"term,attr"`
+}
+
+type atomLink struct {
+	Rel  string `xml:"rel,attr"`
+	Href string `xml:"href,attr"`
+}
+
+type atomEntry struct {
+	ID         string         `xml:"id"`
+	Updated    string         `xml:"updated"`
+	Categories []atomCategory `xml:"category"`
+	Content    string         `xml:"content"`
+	Links      []atomLink     `xml:"link"`
+}
+
+// ParseFeed parses an Atom mixin feed the way Porter does. Per <entry>, the
+// mixin name is the first <category term>, the version is <content>, the
+// files are the <link rel="download" href> values (relative ones are resolved
+// against source), and <updated> is RFC 3339. Entries without a name,
+// version or valid <updated> are skipped with a warning, as are links whose
+// file name is not NAME-OS-ARCH[.exe]. For a duplicate version of one mixin
+// the entry with the newer <updated> wins. A document that is not an Atom
+// feed is an error.
+func ParseFeed(r io.Reader, source string) (*Feed, error) {
+	var af atomFeed
+	dec := xml.NewDecoder(io.LimitReader(r, maxFeedSize))
+	if err := dec.Decode(&af); err != nil {
+		return nil, fmt.Errorf("mixin feed %s: not an Atom feed: %w", source, err)
+	}
+	base, _ := url.Parse(source)
+	f := &Feed{URL: source, index: map[string]map[string]*Version{}}
+	if t, err := time.Parse(time.RFC3339, strings.TrimSpace(af.Updated)); err == nil {
+		f.Updated = t
+	}
+	for _, c := range af.Categories {
+		f.Mixins = append(f.Mixins, c.Term)
+	}
+	for i, e := range af.Entries {
+		id := strings.TrimSpace(e.ID)
+		if id == "" {
+			id = fmt.Sprintf("#%d", i+1)
+		}
+		if len(e.Categories) == 0 || strings.TrimSpace(e.Categories[0].Term) == "" {
+			f.warnf("skipping entry %s: no category (mixin name)", id)
+			continue
+		}
+		v := &Version{Mixin: strings.TrimSpace(e.Categories[0].Term), Version: strings.TrimSpace(e.Content)}
+		if v.Version == "" {
+			f.warnf("skipping entry %s: empty content (version)", id)
+			continue
+		}
+		t, err := time.Parse(time.RFC3339, strings.TrimSpace(e.Updated))
+		if err != nil {
+			f.warnf("skipping entry %s: updated %q is not RFC 3339", id, e.Updated)
+			continue
+		}
+		v.Updated = t
+		for _, l := range e.Links {
+			if l.Rel != "download" {
+				continue
+			}
+			u, err := url.Parse(strings.TrimSpace(l.Href))
+			if err != nil || l.Href == "" {
+				f.warnf("skipping link %q of entry %s: invalid href", l.Href, id)
+				continue
+			}
+			if base != nil {
+				u = base.ResolveReference(u)
+			}
+			name := path.Base(u.Path)
+			goos, goarch, err := ParseBinaryName(v.Mixin, name)
+			if err != nil {
+				f.warnf("skipping link %q of entry %s: %v", l.Href, id, err)
+				continue
+			}
+			v.Files = append(v.Files, File{Name: name, OS: goos, Arch: goarch, URL: u.String()})
+		}
+		versions := f.index[v.Mixin]
+		if versions == nil {
+			versions = map[string]*Version{}
+			f.index[v.Mixin] = versions
+		}
+		if old, ok := versions[v.Version]; !ok || v.Updated.After(old.Updated) {
+			versions[v.Version] = v
+		}
+	}
+	return f, nil
+}
+
+func (f *Feed) warnf(format string, args ...any) {
+	f.Warnings = append(f.Warnings, fmt.Sprintf(format, args...))
+}
+
+// Names returns the names of the mixins that have at least one version in
+// the feed, sorted.
+func (f *Feed) Names() []string {
+	names := make([]string, 0, len(f.index))
+	for n := range f.index {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Versions returns every version of mixin name in the feed: semver versions
+// from lowest to highest, then the others (such as "canary") by name.
+func (f *Feed) Versions(name string) []Version {
+	m := f.index[name]
+	out := make([]Version, 0, len(m))
+	for _, v := range m {
+		out = append(out, *v)
+	}
+	sortVersions(out)
+	return out
+}
+
+// Lookup returns the version of mixin name whose <content> is exactly
+// version.
+func (f *Feed) Lookup(name, version string) (Version, bool) {
+	v, ok := f.index[name][version]
+	if !ok {
+		return Version{}, false
+	}
+	return *v, true
+}
+
+// LoadFeed reads and parses the feed at rawURL: https://, http:// (only for
+// loopback hosts or hosts allowPlainHTTP accepts; allowPlainHTTP may be nil)
+// or file://. The same rule applies later to the feed's download links.
+func LoadFeed(ctx context.Context, hc *http.Client, rawURL string, allowPlainHTTP func(host string) bool) (*Feed, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, exitcode.With(exitcode.Usage, fmt.Errorf("mixin feed %q: %w", rawURL, err))
+	}
+	var body io.ReadCloser
+	switch u.Scheme {
+	case "file":
+		body, err = os.Open(localPath(u))
+		if err != nil {
+			return nil, fmt.Errorf("mixin feed %s: %w", rawURL, err)
+		}
+	case "http", "https":
+		body, err = get(ctx, hc, u, allowPlainHTTP)
+		if err != nil {
+			return nil, fmt.Errorf("mixin feed: %w", err)
+		}
+	default:
+		return nil, exitcode.With(exitcode.Usage, fmt.Errorf("mixin feed %q: unsupported scheme %q (want https, http or file)", rawURL, u.Scheme))
+	}
+	defer body.Close()
+	f, err := ParseFeed(body, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	f.allowPlain = allowPlainHTTP
+	return f, nil
+}
+
+// localPath returns the local path of a file:// URL.
+func localPath(u *url.URL) string {
+	if u.Opaque != "" {
+		return u.Opaque
+	}
+	return u.Path
+}
+
+// checkScheme refuses plain HTTP to a host that is neither loopback nor
+// allowed.
+func checkScheme(u *url.URL, allowPlain func(host string) bool) error {
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		if client.IsLoopback(u.Host) || (allowPlain != nil && (allowPlain(u.Host) || allowPlain(u.Hostname()))) {
+			return nil
+		}
+		return exitcode.With(exitcode.Usage, fmt.Errorf("%s: refusing plain HTTP to %s, which is not loopback; pass --plain-http %s to allow it", u, u.Host, u.Host))
+	default:
+		return exitcode.With(exitcode.Usage, fmt.Errorf("%s: unsupported scheme %q", u, u.Scheme))
+	}
+}
+
+// get issues a GET for u and returns the body of a 200 answer.
+func get(ctx context.Context, hc *http.Client, u *url.URL, allowPlain func(host string) bool) (io.ReadCloser, error) {
+	if err := checkScheme(u, allowPlain); err != nil {
+		return nil, err
+	}
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", u, err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", u, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	return resp.Body, nil
+}

@@ -1,0 +1,361 @@
+// Package porter reads Porter bundles: CNAB bundle.json files published in
+// the cnab-to-oci layout, and porter.yaml manifests. It turns them into the
+// format.Metadata the resolver works with: dependencies (Porter v1
+// `io.cnab.dependencies` and v2 `org.getporter.dependencies@v2`), images and
+// mixins.
+package porter
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/ferryhq/ferry/format"
+)
+
+// Keys of bundle.json's `custom` section ferry reads.
+const (
+	// CustomDependenciesV1 holds Porter v1 (CNAB) dependencies.
+	CustomDependenciesV1 = "io.cnab.dependencies"
+	// CustomDependenciesV2 holds Porter v2 dependencies.
+	CustomDependenciesV2 = "org.getporter.dependencies@v2"
+	// CustomPorter holds Porter's own metadata, mixins among it.
+	CustomPorter = "sh.porter"
+)
+
+// Bundle is the part of a CNAB bundle.json ferry needs.
+type Bundle struct {
+	// SchemaVersion is the CNAB schema version, "v1.0.0" or "1.2.0".
+	SchemaVersion string `json:"schemaVersion"`
+	// Name is the bundle's name.
+	Name string `json:"name"`
+	// Version is the bundle's semantic version.
+	Version string `json:"version"`
+	// Description is the bundle's description.
+	Description string `json:"description,omitempty"`
+	// InvocationImages lists the images that run the bundle; the first is
+	// the one Porter uses.
+	InvocationImages []Image `json:"invocationImages"`
+	// Images lists the bundle's component images by name.
+	Images map[string]Image `json:"images,omitempty"`
+	// Custom holds the custom extensions, raw.
+	Custom map[string]json.RawMessage `json:"custom,omitempty"`
+}
+
+// Image is an invocation or component image in bundle.json.
+type Image struct {
+	// Image is the image reference as written.
+	Image string `json:"image"`
+	// ImageType is "docker" or "oci".
+	ImageType string `json:"imageType,omitempty"`
+	// ContentDigest is the image manifest's digest, when recorded.
+	ContentDigest string `json:"contentDigest,omitempty"`
+	// MediaType is the image manifest's media type, when recorded.
+	MediaType string `json:"mediaType,omitempty"`
+	// Size is the image manifest's size, when recorded.
+	Size int64 `json:"size,omitempty"`
+	// Description describes a component image.
+	Description string `json:"description,omitempty"`
+}
+
+// ParseBundle parses bundle.json. It fails on malformed JSON and on a bundle
+// without a name or version.
+func ParseBundle(data []byte) (*Bundle, error) {
+	return parseBundle(data, "bundle.json")
+}
+
+// parseBundle parses bundle.json, naming it where in errors.
+func parseBundle(data []byte, where string) (*Bundle, error) {
+	var b Bundle
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if strings.TrimSpace(b.Name) == "" {
+		return nil, fmt.Errorf("%s: %w", where, errNoName)
+	}
+	if strings.TrimSpace(b.Version) == "" {
+		return nil, fmt.Errorf("%s: bundle %q: %w", where, b.Name, errNoVersion)
+	}
+	for i, im := range b.InvocationImages {
+		if im.Image == "" {
+			return nil, fmt.Errorf("%s: bundle %q: invocationImages[%d] has no image", where, b.Name, i)
+		}
+	}
+	return &b, nil
+}
+
+var (
+	errNoName    = errors.New("no name")
+	errNoVersion = errors.New("no version")
+)
+
+// custom returns the raw custom extension key, or nil when it is absent or
+// JSON null.
+func (b *Bundle) custom(key string) json.RawMessage {
+	raw, ok := b.Custom[key]
+	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil
+	}
+	return raw
+}
+
+// depsV1 is `custom."io.cnab.dependencies"`.
+type depsV1 struct {
+	Sequence []string         `json:"sequence"`
+	Requires map[string]depV1 `json:"requires"`
+}
+
+type depV1 struct {
+	Bundle  string     `json:"bundle"`
+	Name    string     `json:"name"`
+	Version *versionV1 `json:"version"`
+}
+
+type versionV1 struct {
+	Ranges      []string `json:"ranges"`
+	Prereleases bool     `json:"prereleases"`
+}
+
+// depsV2 is `custom."org.getporter.dependencies@v2"`.
+type depsV2 struct {
+	Requires map[string]depV2 `json:"requires"`
+}
+
+type depV2 struct {
+	Bundle      string          `json:"bundle"`
+	Version     string          `json:"version"`
+	Interface   json.RawMessage `json:"interface"`
+	Sharing     *sharingV2      `json:"sharing"`
+	Parameters  map[string]any  `json:"parameters"`
+	Credentials map[string]any  `json:"credentials"`
+	Outputs     map[string]any  `json:"outputs"`
+}
+
+// sharingV2 is a v2 dependency's sharing section. Mode is a bool in
+// Porter's code and "none"|"group" in its proposal.
+type sharingV2 struct {
+	Mode  json.RawMessage `json:"mode"`
+	Group *struct {
+		Name string `json:"name"`
+	} `json:"group"`
+}
+
+// Dependencies returns the bundle's dependencies: the v1 ones in `sequence`
+// order, then v1 ones missing from the sequence sorted by name, then the v2
+// ones sorted by name. A name declared by both flavours is an error.
+func (b *Bundle) Dependencies() ([]format.Dependency, error) {
+	v1, err := b.dependenciesV1()
+	if err != nil {
+		return nil, err
+	}
+	v2, err := b.dependenciesV2()
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, d := range v1 {
+		seen[d.Name] = true
+	}
+	for _, d := range v2 {
+		if seen[d.Name] {
+			return nil, fmt.Errorf("bundle.json: dependency %q is declared in both %s and %s", d.Name, CustomDependenciesV1, CustomDependenciesV2)
+		}
+	}
+	return append(v1, v2...), nil
+}
+
+func (b *Bundle) dependenciesV1() ([]format.Dependency, error) {
+	raw := b.custom(CustomDependenciesV1)
+	if raw == nil {
+		return nil, nil
+	}
+	var d depsV1
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, fmt.Errorf("bundle.json: custom.%s: %w", CustomDependenciesV1, err)
+	}
+	var order []string
+	used := map[string]bool{}
+	for _, name := range d.Sequence {
+		if _, ok := d.Requires[name]; !ok {
+			return nil, fmt.Errorf("bundle.json: custom.%s: sequence names %q, which requires does not declare", CustomDependenciesV1, name)
+		}
+		if !used[name] {
+			used[name] = true
+			order = append(order, name)
+		}
+	}
+	var rest []string
+	for name := range d.Requires {
+		if !used[name] {
+			rest = append(rest, name)
+		}
+	}
+	sort.Strings(rest)
+	order = append(order, rest...)
+
+	deps := make([]format.Dependency, 0, len(order))
+	for _, name := range order {
+		r := d.Requires[name]
+		if strings.TrimSpace(r.Bundle) == "" {
+			return nil, fmt.Errorf("bundle.json: custom.%s: dependency %q has no bundle reference", CustomDependenciesV1, name)
+		}
+		dep := format.Dependency{Name: name, Ref: r.Bundle}
+		if r.Version != nil {
+			var ranges []string
+			for _, rg := range r.Version.Ranges {
+				if rg = strings.TrimSpace(rg); rg != "" {
+					ranges = append(ranges, rg)
+				}
+			}
+			dep.Constraint = strings.Join(ranges, " || ")
+			dep.Prereleases = r.Version.Prereleases
+		}
+		deps = append(deps, dep)
+	}
+	return deps, nil
+}
+
+func (b *Bundle) dependenciesV2() ([]format.Dependency, error) {
+	raw := b.custom(CustomDependenciesV2)
+	if raw == nil {
+		return nil, nil
+	}
+	var d depsV2
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, fmt.Errorf("bundle.json: custom.%s: %w", CustomDependenciesV2, err)
+	}
+	names := make([]string, 0, len(d.Requires))
+	for name := range d.Requires {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	deps := make([]format.Dependency, 0, len(names))
+	for _, name := range names {
+		r := d.Requires[name]
+		if err := r.Sharing.validate(); err != nil {
+			return nil, fmt.Errorf("bundle.json: custom.%s: dependency %q: %w", CustomDependenciesV2, name, err)
+		}
+		dep := format.Dependency{Name: name, Ref: strings.TrimSpace(r.Bundle), Constraint: strings.TrimSpace(r.Version)}
+		if dep.Ref == "" {
+			if len(r.Interface) == 0 || string(r.Interface) == "null" {
+				return nil, fmt.Errorf("bundle.json: custom.%s: dependency %q has neither a bundle reference nor an interface", CustomDependenciesV2, name)
+			}
+			dep.Interface = true
+		}
+		dep.After = wiring(name, d.Requires, r.Parameters, r.Credentials, r.Outputs)
+		deps = append(deps, dep)
+	}
+	return deps, nil
+}
+
+// validate checks that sharing.mode is a bool or one of the proposal's
+// strings.
+func (s *sharingV2) validate() error {
+	if s == nil || len(s.Mode) == 0 {
+		return nil
+	}
+	var mode any
+	if err := json.Unmarshal(s.Mode, &mode); err != nil {
+		return fmt.Errorf("sharing.mode: %w", err)
+	}
+	switch m := mode.(type) {
+	case nil, bool:
+		return nil
+	case string:
+		switch m {
+		case "", "none", "group":
+			return nil
+		}
+		return fmt.Errorf("sharing.mode %q: want true, false, \"none\" or \"group\"", m)
+	default:
+		return fmt.Errorf("sharing.mode %s: want true, false, \"none\" or \"group\"", s.Mode)
+	}
+}
+
+// outputRef matches Porter's template reference to a dependency output,
+// `${bundle.dependencies.NAME.outputs.OUTPUT}`, spaces allowed inside the
+// braces.
+var outputRef = regexp.MustCompile(`\$\{\s*bundle\.dependencies\.([A-Za-z0-9_.-]+?)\.outputs\.[A-Za-z0-9_.-]+\s*\}`)
+
+// wiring returns the sibling dependencies whose outputs self's parameters,
+// credentials or outputs use, sorted and unique. References to unknown
+// names or to self are ignored: Porter reports them when it installs.
+func wiring[T any](self string, siblings map[string]T, sections ...map[string]any) []string {
+	set := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			for _, m := range outputRef.FindAllStringSubmatch(x, -1) {
+				if _, ok := siblings[m[1]]; ok && m[1] != self {
+					set[m[1]] = true
+				}
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	for _, s := range sections {
+		for _, v := range s {
+			walk(v)
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	after := make([]string, 0, len(set))
+	for n := range set {
+		after = append(after, n)
+	}
+	sort.Strings(after)
+	return after
+}
+
+// porterCustom is `custom."sh.porter"`.
+type porterCustom struct {
+	Mixins map[string]*struct {
+		Version string `json:"version"`
+	} `json:"mixins"`
+}
+
+// Mixins returns the mixins the bundle was built with, sorted by name, and a
+// warning for each one whose version the bundle does not record (older
+// Porter): those resolve to the latest version.
+func (b *Bundle) Mixins() ([]format.Mixin, []string) {
+	raw := b.custom(CustomPorter)
+	if raw == nil {
+		return nil, nil
+	}
+	var pc porterCustom
+	if err := json.Unmarshal(raw, &pc); err != nil {
+		return nil, []string{fmt.Sprintf("bundle %s:%s: custom.%s is unreadable, mixins unknown: %v", b.Name, b.Version, CustomPorter, err)}
+	}
+	names := make([]string, 0, len(pc.Mixins))
+	for n := range pc.Mixins {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var mixins []format.Mixin
+	var warnings []string
+	for _, n := range names {
+		m := format.Mixin{Name: n}
+		if v := pc.Mixins[n]; v != nil {
+			m.Version = strings.TrimSpace(v.Version)
+		}
+		if m.Version == "" {
+			warnings = append(warnings, fmt.Sprintf("bundle %s:%s: mixin %q: the bundle does not record its version (built by an older Porter); the latest version will be used", b.Name, b.Version, n))
+		}
+		mixins = append(mixins, m)
+	}
+	return mixins, warnings
+}
