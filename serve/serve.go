@@ -1,14 +1,22 @@
 // Package serve runs ferry's embedded OCI registry: a real CNCF distribution
-// registry with filesystem storage, served over plain HTTP or TLS.
+// registry with filesystem storage, served over plain HTTP or TLS, optionally
+// behind htpasswd (basic) or bearer-token authentication and in read-only
+// mode.
 package serve
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/distribution/distribution/v3/configuration"
@@ -17,32 +25,109 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
+// DefaultRealm is the basic-auth realm announced when Options.Realm is empty.
+const DefaultRealm = "ferry"
+
+// ErrUnprotected is returned (wrapped) by Start when asked to listen on an
+// address other than loopback with neither TLS nor authentication and
+// without Options.Insecure.
+var ErrUnprotected = errors.New("not a loopback address, and neither TLS nor authentication is configured")
+
 // Options configures an embedded registry.
 type Options struct {
 	// Root is the directory the registry stores its content in.
 	Root string
 	// Addr is the TCP address to listen on, such as "127.0.0.1:5000".
-	// Port 0 picks a free port.
+	// Port 0 picks a free port. Ignored when Listener is set.
 	Addr string
-	// ReadOnly refuses every write.
+	// Listener, when set, is served instead of listening on Addr. It lets a
+	// caller learn the address before the registry starts (for example to
+	// put it in a token realm).
+	Listener net.Listener
+	// ReadOnly refuses every write (any method other than GET, HEAD and
+	// OPTIONS) with 405 and a distribution-style UNSUPPORTED error, and
+	// puts the registry in its read-only maintenance mode.
 	ReadOnly bool
-	// Wrap, when set, wraps the registry handler: for request recording in
-	// tests, or to add routes next to /v2/.
+	// Wrap, when set, wraps the whole server handler: for request recording
+	// in tests, or to add routes next to /v2/. Wrap is outermost: routes it
+	// answers itself bypass authentication and ReadOnly. Use Extra for
+	// routes that must obey them.
 	Wrap func(http.Handler) http.Handler
-	// Log receives the registry's log lines; nil discards them.
+	// Log receives the registry's log lines; nil discards them. Credentials
+	// are never logged.
 	Log io.Writer
+
+	// TLSCert and TLSKey are PEM files of the server certificate (chain)
+	// and its key; when both are set the registry serves HTTPS.
+	TLSCert, TLSKey string
+	// Htpasswd is an htpasswd file of bcrypt entries ("user:$2y$..."). When
+	// set, every request must carry valid basic-auth credentials, checked
+	// by distribution's htpasswd access controller. The file must exist;
+	// it is re-read when it changes.
+	Htpasswd string
+	// AnonymousRead, with Htpasswd, lets reads (GET, HEAD, OPTIONS) through
+	// without credentials; writes still need them. The base endpoint /v2/
+	// always asks for credentials, so that clients (docker login, ferry
+	// login) can check theirs, and credentials that are sent are always
+	// checked.
+	AnonymousRead bool
+	// TokenAuth, when set, makes the registry require bearer tokens issued
+	// by a token service (distribution's token auth). It excludes Htpasswd.
+	TokenAuth *TokenAuth
+	// Realm is the basic-auth realm; empty means DefaultRealm.
+	Realm string
+	// Insecure allows listening on an address that is not loopback with
+	// neither TLS nor authentication.
+	Insecure bool
+	// Extra maps URL path prefixes (such as "/mixins/") to handlers served
+	// next to /v2/. They obey the same authentication and ReadOnly rules as
+	// the registry: basic auth with Htpasswd (reads anonymous with
+	// AnonymousRead), a valid bearer token with TokenAuth. The longest
+	// matching prefix wins.
+	Extra map[string]http.Handler
+}
+
+// TokenAuth configures distribution's bearer-token authentication: the
+// registry answers unauthenticated requests with a
+// `WWW-Authenticate: Bearer realm=...,service=...,scope=...` challenge and
+// accepts JWTs signed by a trusted key, issued by Issuer for Service.
+type TokenAuth struct {
+	// Realm is the token service URL clients fetch tokens from.
+	Realm string
+	// Service is the audience tokens must be issued for.
+	Service string
+	// Issuer is the "iss" tokens must carry.
+	Issuer string
+	// JWKS is a JSON Web Key Set file of the keys tokens may be signed
+	// with (keys are matched by "kid").
+	JWKS string
+	// RootCertBundle is a PEM file of certificates whose keys may sign
+	// tokens (tokens name them with an x5c chain or their thumbprint).
+	RootCertBundle string
 }
 
 // Server is a running embedded registry.
 type Server struct {
 	// Addr is the address the server listens on, with the real port.
 	Addr string
+	// TLS reports whether the server speaks HTTPS.
+	TLS  bool
 	srv  *http.Server
 	app  *handlers.App
 	done chan error
 }
 
-// Handler builds the distribution registry handler for opts without serving it.
+// URL returns the server's base URL, "http://ADDR" or "https://ADDR".
+func (s *Server) URL() string {
+	if s.TLS {
+		return "https://" + s.Addr
+	}
+	return "http://" + s.Addr
+}
+
+// Handler builds the distribution registry handler for opts without serving
+// it. It applies ReadOnly (maintenance mode) and TokenAuth, but not
+// Htpasswd, AnonymousRead or Extra: Start puts those in front of it.
 func Handler(ctx context.Context, opts Options) (*handlers.App, error) {
 	if opts.Root == "" {
 		return nil, errors.New("serve: a storage root directory is required")
@@ -65,7 +150,18 @@ func Handler(ctx context.Context, opts Options) (*handlers.App, error) {
 			"readonly":      map[any]any{"enabled": opts.ReadOnly},
 		},
 	}
-	cfg.HTTP.Secret = "ferry-embedded-registry"
+	if opts.TokenAuth != nil {
+		p, err := tokenParams(opts.TokenAuth)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Auth = configuration.Auth{"token": p}
+	}
+	secret, err := randomSecret()
+	if err != nil {
+		return nil, err
+	}
+	cfg.HTTP.Secret = secret
 	var app *handlers.App
 	var perr error
 	func() {
@@ -79,32 +175,141 @@ func Handler(ctx context.Context, opts Options) (*handlers.App, error) {
 	return app, perr
 }
 
+func randomSecret() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("serve: generating the upload-state secret: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
 // Start starts an embedded registry and returns once it accepts connections.
 func Start(ctx context.Context, opts Options) (*Server, error) {
+	if err := check(opts); err != nil {
+		return nil, err
+	}
+	var tlsCfg *tls.Config
+	if opts.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("serve: loading TLS certificate %s and key %s: %w", opts.TLSCert, opts.TLSKey, err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	g, err := newGuard(opts)
+	if err != nil {
+		return nil, err
+	}
 	app, err := Handler(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	addr := opts.Addr
-	if addr == "" {
-		addr = "127.0.0.1:5000"
+	ln := opts.Listener
+	if ln == nil {
+		addr := listenAddr(opts)
+		ln, err = net.Listen("tcp", addr)
+		if err != nil {
+			_ = app.Shutdown()
+			return nil, fmt.Errorf("serve: listen on %s: %w", addr, err)
+		}
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("serve: listen on %s: %w", addr, err)
-	}
-	var h http.Handler = app
+	g.next = newMux(app, opts.Extra)
+	var h http.Handler = g
 	if opts.Wrap != nil {
 		h = opts.Wrap(h)
 	}
 	s := &Server{
 		Addr: ln.Addr().String(),
-		srv:  &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second},
+		TLS:  tlsCfg != nil,
+		srv: &http.Server{
+			Handler:           h,
+			ReadHeaderTimeout: 30 * time.Second,
+			TLSConfig:         tlsCfg,
+			ErrorLog:          log.New(logWriter(opts.Log), "serve: ", 0),
+		},
 		app:  app,
 		done: make(chan error, 1),
 	}
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
+	}
 	go func() { s.done <- s.srv.Serve(ln) }()
 	return s, nil
+}
+
+func logWriter(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+func listenAddr(opts Options) string {
+	if opts.Addr == "" {
+		return "127.0.0.1:5000"
+	}
+	return opts.Addr
+}
+
+// check validates opts before anything is started.
+func check(opts Options) error {
+	if (opts.TLSCert == "") != (opts.TLSKey == "") {
+		return errors.New("serve: TLS needs both a certificate and a key (--tls-cert and --tls-key)")
+	}
+	if opts.Htpasswd != "" && opts.TokenAuth != nil {
+		return errors.New("serve: htpasswd and token authentication cannot be combined")
+	}
+	if opts.AnonymousRead && opts.Htpasswd == "" {
+		return errors.New("serve: anonymous read only makes sense with --htpasswd")
+	}
+	addr := listenAddr(opts)
+	if opts.Listener != nil {
+		addr = opts.Listener.Addr().String()
+	}
+	protected := opts.TLSCert != "" || opts.Htpasswd != "" || opts.TokenAuth != nil
+	if !protected && !opts.Insecure && !isLoopbackAddr(addr) {
+		return fmt.Errorf("serve: refusing to listen on %s: %w, so anyone who can reach it could read and overwrite the mirror; "+
+			"pass --tls-cert/--tls-key and --htpasswd (recommended), listen on 127.0.0.1, or pass --insecure to serve it unprotected anyway",
+			addr, ErrUnprotected)
+	}
+	return nil
+}
+
+// isLoopbackAddr reports whether a listen address only accepts local
+// connections. An empty host means every interface.
+func isLoopbackAddr(addr string) bool {
+	host := addr
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// newMux routes Extra prefixes (longest first) and everything else to the
+// registry.
+func newMux(app http.Handler, extra map[string]http.Handler) http.Handler {
+	if len(extra) == 0 {
+		return app
+	}
+	prefixes := make([]string, 0, len(extra))
+	for p := range extra {
+		prefixes = append(prefixes, p)
+	}
+	sort.Slice(prefixes, func(i, j int) bool { return len(prefixes[i]) > len(prefixes[j]) })
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, p := range prefixes {
+			if strings.HasPrefix(r.URL.Path, p) {
+				extra[p].ServeHTTP(w, r)
+				return
+			}
+		}
+		app.ServeHTTP(w, r)
+	})
 }
 
 // Wait blocks until the server stops and returns why.
