@@ -1,0 +1,182 @@
+package resolve
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Output formats of WriteGraph.
+const (
+	OutputTree = "tree"
+	OutputJSON = "json"
+	OutputDot  = "dot"
+	OutputPlan = "plan"
+)
+
+// WriteGraph writes g to w as a tree, JSON, Graphviz dot, or an install
+// plan.
+func WriteGraph(w io.Writer, g *Graph, output string) error {
+	switch output {
+	case "", OutputTree:
+		return writeTree(w, g)
+	case OutputJSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(g.Report())
+	case OutputDot:
+		return writeDot(w, g)
+	case OutputPlan:
+		return writePlan(w, g)
+	}
+	return fmt.Errorf("unknown output %q: use tree, json, dot or plan", output)
+}
+
+// GraphReport is the JSON shape of a graph.
+type GraphReport struct {
+	Roots    []string          `json:"roots"`
+	Packages []PackageReport   `json:"packages"`
+	Plan     []string          `json:"plan"`
+	Replaced map[string]string `json:"replaced,omitempty"`
+	Warnings []string          `json:"warnings,omitempty"`
+}
+
+// PackageReport is the JSON shape of a package.
+type PackageReport struct {
+	Source       string         `json:"source"`
+	Ref          string         `json:"ref,omitempty"`
+	Kind         string         `json:"kind"`
+	Version      string         `json:"version,omitempty"`
+	Digest       string         `json:"digest"`
+	MediaType    string         `json:"mediaType"`
+	Size         int64          `json:"size"`
+	Dependencies []EdgeReport   `json:"dependencies,omitempty"`
+	Replaces     []string       `json:"replaces,omitempty"`
+	Images       []ImageReport  `json:"images,omitempty"`
+	Mixins       map[string]any `json:"mixins,omitempty"`
+}
+
+// EdgeReport is the JSON shape of a dependency edge.
+type EdgeReport struct {
+	Name       string `json:"name"`
+	Ref        string `json:"ref,omitempty"`
+	Constraint string `json:"constraint,omitempty"`
+	Resolved   string `json:"resolved"`
+}
+
+// ImageReport is the JSON shape of an image a package carries.
+type ImageReport struct {
+	Name   string `json:"name"`
+	Ref    string `json:"ref"`
+	Digest string `json:"digest"`
+}
+
+// Report returns the graph's JSON shape, packages sorted by source.
+func (g *Graph) Report() GraphReport {
+	rep := GraphReport{Roots: g.Roots, Replaced: g.Replaced, Warnings: g.Warnings}
+	for _, s := range g.Sources() {
+		p := g.Packages[s]
+		pr := PackageReport{
+			Source: p.Source, Ref: p.Ref, Kind: p.Kind, Version: p.Version,
+			Digest: p.Descriptor.Digest.String(), MediaType: p.Descriptor.MediaType, Size: p.Descriptor.Size,
+			Replaces: p.Replaces,
+		}
+		for _, e := range p.Dependencies {
+			pr.Dependencies = append(pr.Dependencies, EdgeReport{Name: e.Name, Ref: e.Ref, Constraint: e.Constraint, Resolved: g.Resolved(e)})
+		}
+		if p.Meta != nil {
+			for _, im := range p.Meta.Images {
+				pr.Images = append(pr.Images, ImageReport{Name: im.Name, Ref: im.Ref, Digest: im.Descriptor.Digest.String()})
+			}
+		}
+		rep.Packages = append(rep.Packages, pr)
+	}
+	if plan, err := g.Plan(); err == nil {
+		for _, p := range plan {
+			rep.Plan = append(rep.Plan, p.Source+"@"+p.Descriptor.Digest.String())
+		}
+	}
+	return rep
+}
+
+func writeTree(w io.Writer, g *Graph) error {
+	seen := map[string]bool{}
+	var walk func(src, prefix, name string, last, top bool)
+	walk = func(src, prefix, name string, last, top bool) {
+		p := g.Packages[src]
+		branch, childPrefix := "├── ", prefix+"│   "
+		if last {
+			branch, childPrefix = "└── ", prefix+"    "
+		}
+		if top {
+			branch, childPrefix = "", ""
+		}
+		label := src
+		if p != nil {
+			label = fmt.Sprintf("%s (%s) %s", p.Label(), p.Kind, short(p.Descriptor.Digest.String()))
+		}
+		if name != "" && !strings.HasSuffix(src, "/"+name) {
+			label = name + ": " + label
+		}
+		if seen[src] && p != nil && len(p.Dependencies) > 0 {
+			fmt.Fprintf(w, "%s%s%s (see above)\n", prefix, branch, label)
+			return
+		}
+		fmt.Fprintf(w, "%s%s%s\n", prefix, branch, label)
+		seen[src] = true
+		if p == nil {
+			return
+		}
+		for i, e := range p.Dependencies {
+			walk(e.Target, childPrefix, e.Name, i == len(p.Dependencies)-1, false)
+		}
+	}
+	for _, r := range g.Roots {
+		walk(r, "", "", true, true)
+	}
+	olds := make([]string, 0, len(g.Replaced))
+	for old := range g.Replaced {
+		olds = append(olds, old)
+	}
+	sort.Strings(olds)
+	for _, old := range olds {
+		fmt.Fprintf(w, "replaced: %s => %s\n", old, g.Replaced[old])
+	}
+	return nil
+}
+
+func short(d string) string {
+	if len(d) > 19 {
+		return d[:19]
+	}
+	return d
+}
+
+func writeDot(w io.Writer, g *Graph) error {
+	fmt.Fprintln(w, "digraph ferry {")
+	fmt.Fprintln(w, "  rankdir=LR;")
+	for _, s := range g.Sources() {
+		p := g.Packages[s]
+		fmt.Fprintf(w, "  %q [label=%q];\n", s, p.Label()+"\n"+p.Kind)
+	}
+	for _, s := range g.Sources() {
+		for _, e := range g.Packages[s].Dependencies {
+			fmt.Fprintf(w, "  %q -> %q [label=%q];\n", s, e.Target, e.Name)
+		}
+	}
+	fmt.Fprintln(w, "}")
+	return nil
+}
+
+func writePlan(w io.Writer, g *Graph) error {
+	plan, err := g.Plan()
+	if err != nil {
+		return err
+	}
+	for i, p := range plan {
+		fmt.Fprintf(w, "%d. %s %s\n", i+1, p.Kind, p.Pinned())
+	}
+	return nil
+}

@@ -1,0 +1,260 @@
+package resolve
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/opencontainers/go-digest"
+)
+
+// requirement is one parent's demand on a source repository.
+type requirement struct {
+	// from labels the parent ("ROOT" for a root) for error messages.
+	from string
+	// chain is the path that led to the requirement.
+	chain []string
+	// ref is the reference as declared.
+	ref string
+	// constraint is a semver constraint; empty when none was declared.
+	constraint string
+	// prereleases allows prerelease versions.
+	prereleases bool
+	// tag is the tag written in the reference, used when no constraint.
+	tag string
+	// digest pins the package exactly.
+	digest digest.Digest
+	// any accepts whatever the closure already selected (a replaced edge).
+	any bool
+}
+
+func (r requirement) describe() string {
+	switch {
+	case r.digest != "":
+		return fmt.Sprintf("%s pins %s", r.from, r.digest)
+	case r.constraint != "":
+		s := fmt.Sprintf("%s requires %q", r.from, r.constraint)
+		if r.prereleases {
+			s += " (prereleases allowed)"
+		}
+		return s
+	case r.tag != "":
+		return fmt.Sprintf("%s requires tag %s", r.from, r.tag)
+	default:
+		return fmt.Sprintf("%s requires any version", r.from)
+	}
+}
+
+// choice is what the resolver fetches for a source: a tag or a digest.
+type choice struct {
+	tag    string
+	digest digest.Digest
+}
+
+func (c choice) object() string {
+	if c.digest != "" {
+		return c.digest.String()
+	}
+	return c.tag
+}
+
+// ParseTag reads a tag as a semantic version: a leading "v" is allowed and
+// "_" stands for "+" (OCI tags cannot hold "+"). It returns nil for tags
+// that are not full semantic versions.
+func ParseTag(tag string) *semver.Version {
+	s := strings.ReplaceAll(tag, "_", "+")
+	v, err := semver.StrictNewVersion(strings.TrimPrefix(s, "v"))
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
+// needsTags reports whether choosing among reqs needs the repository's tag
+// list: true when a constraint must be matched, or when tags disagree.
+func needsTags(reqs []requirement) bool {
+	tags := map[string]bool{}
+	for _, r := range reqs {
+		switch {
+		case r.digest != "" || r.any:
+		case r.constraint != "":
+			return true
+		case r.tag != "":
+			tags[r.tag] = true
+		default:
+			return true
+		}
+	}
+	return len(tags) > 1
+}
+
+// pinOf returns the one digest every pinning requirement agrees on.
+func pinOf(source string, reqs []requirement) (digest.Digest, error) {
+	var pin digest.Digest
+	var who []string
+	for _, r := range reqs {
+		if r.digest == "" {
+			continue
+		}
+		who = append(who, r.describe())
+		if pin == "" {
+			pin = r.digest
+		} else if pin != r.digest {
+			return "", fmt.Errorf("%s: conflicting digest pins: %s", source, strings.Join(who, "; "))
+		}
+	}
+	return pin, nil
+}
+
+// constraintOf compiles one requirement to a semver constraint; ok is false
+// when the requirement places no semver constraint.
+func constraintOf(r requirement) (*semver.Constraints, bool, error) {
+	expr := r.constraint
+	if expr == "" && r.tag != "" && ParseTag(r.tag) != nil {
+		expr = "=" + ParseTag(r.tag).String()
+	}
+	switch expr {
+	case "":
+		return nil, false, nil
+	case "latest":
+		expr = "*"
+	}
+	c, err := semver.NewConstraint(normaliseConstraint(expr))
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: invalid version constraint %q: %w", r.from, r.constraint, err)
+	}
+	c.IncludePrerelease = r.prereleases
+	return c, true, nil
+}
+
+// normaliseConstraint accepts Crossplane's "=v1.2.3" and Porter's "v1.x".
+func normaliseConstraint(s string) string {
+	return strings.TrimSpace(s)
+}
+
+// pickTag chooses the highest tag satisfying every requirement.
+func pickTag(source string, reqs []requirement, tags []string) (string, error) {
+	var cons []*semver.Constraints
+	exact := ""
+	for _, r := range reqs {
+		if r.any || r.digest != "" {
+			continue
+		}
+		c, ok, err := constraintOf(r)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			cons = append(cons, c)
+			continue
+		}
+		if r.tag != "" {
+			if exact != "" && exact != r.tag {
+				return "", unsatisfiable(source, reqs, tags)
+			}
+			exact = r.tag
+		}
+	}
+	if exact != "" {
+		for _, t := range tags {
+			if t == exact {
+				return t, nil
+			}
+		}
+		return "", unsatisfiable(source, reqs, tags)
+	}
+	type cand struct {
+		tag string
+		v   *semver.Version
+	}
+	var cands []cand
+	for _, t := range tags {
+		v := ParseTag(t)
+		if v == nil {
+			continue
+		}
+		ok := true
+		for _, c := range cons {
+			if !c.Check(v) {
+				ok = false
+				break
+			}
+		}
+		if len(cons) == 0 && v.Prerelease() != "" {
+			ok = false
+		}
+		if ok {
+			cands = append(cands, cand{t, v})
+		}
+	}
+	if len(cands) == 0 {
+		return "", unsatisfiable(source, reqs, tags)
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if c := cands[i].v.Compare(cands[j].v); c != 0 {
+			return c > 0
+		}
+		return cands[i].tag < cands[j].tag
+	})
+	return cands[0].tag, nil
+}
+
+// UnsatisfiableError reports that no tag satisfies every parent's
+// constraint on a repository.
+type UnsatisfiableError struct {
+	Source       string
+	Chain        []string
+	Requirements []string
+	Tags         []string
+}
+
+func (e *UnsatisfiableError) Error() string {
+	var b strings.Builder
+	if len(e.Chain) > 0 {
+		b.WriteString(strings.Join(e.Chain, " -> "))
+		b.WriteString(" -> ")
+	}
+	if len(e.Requirements) == 1 {
+		fmt.Fprintf(&b, "%s: no tag satisfies: %s", e.Source, e.Requirements[0])
+	} else {
+		fmt.Fprintf(&b, "%s: no tag satisfies every constraint: %s", e.Source, strings.Join(e.Requirements, "; "))
+	}
+	fmt.Fprintf(&b, " (tags: %s)", strings.Join(e.Tags, " "))
+	return b.String()
+}
+
+func unsatisfiable(source string, reqs []requirement, tags []string) error {
+	e := &UnsatisfiableError{Source: source, Tags: sortedTags(tags)}
+	for _, r := range reqs {
+		e.Requirements = append(e.Requirements, r.describe())
+	}
+	if len(reqs) == 1 {
+		e.Chain = reqs[0].chain
+	}
+	if len(e.Tags) == 0 {
+		e.Tags = []string{"none"}
+	}
+	return e
+}
+
+// sortedTags orders semver tags by version, then the rest by name.
+func sortedTags(tags []string) []string {
+	out := append([]string(nil), tags...)
+	sort.SliceStable(out, func(i, j int) bool {
+		vi, vj := ParseTag(out[i]), ParseTag(out[j])
+		switch {
+		case vi != nil && vj != nil:
+			if c := vi.Compare(vj); c != 0 {
+				return c < 0
+			}
+			return out[i] < out[j]
+		case vi != nil:
+			return true
+		case vj != nil:
+			return false
+		}
+		return out[i] < out[j]
+	})
+	return out
+}
