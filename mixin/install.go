@@ -79,11 +79,18 @@ func InstallPorterHome(ctx context.Context, src oras.ReadOnlyTarget, locked *Loc
 			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
+	_, statErr := os.Stat(mixinDir)
+	created := os.IsNotExist(statErr)
+	done := false
 	defer func() {
 		for _, j := range jobs {
 			if j.tmp != "" {
 				os.Remove(j.tmp)
 			}
+		}
+		if !done && created {
+			// Leave no half-installed mixin behind.
+			os.RemoveAll(mixinDir)
 		}
 	}()
 	for _, j := range jobs {
@@ -100,6 +107,7 @@ func InstallPorterHome(ctx context.Context, src oras.ReadOnlyTarget, locked *Loc
 		}
 		j.tmp = ""
 	}
+	done = true
 	return nil
 }
 

@@ -1,0 +1,296 @@
+package mixin
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry/remote"
+)
+
+// ErrNotFound is returned by a Store for a mixin, version or file it does
+// not hold.
+var ErrNotFound = errors.New("not found")
+
+// RepositoryDir is the path segment below a mirror prefix that holds one
+// repository per mixin: PREFIX/porter-mixins/NAME.
+const RepositoryDir = "porter-mixins"
+
+// Stored is one mixin version a Store holds.
+type Stored struct {
+	// Name and Version identify the mixin version.
+	Name, Version string
+	// Updated is written as the feed entry's <updated>.
+	Updated time.Time
+	// Files are the binary file names (NAME-OS-ARCH[.exe]), sorted.
+	Files []string
+}
+
+// Store is what Porter's mirror protocol is answered from.
+type Store interface {
+	// List returns every stored mixin version.
+	List(ctx context.Context) ([]Stored, error)
+	// Open returns the binary file of mixin name at version and its size;
+	// ErrNotFound (wrapped) when there is no such file.
+	Open(ctx context.Context, name, version, file string) (io.ReadCloser, int64, error)
+}
+
+// NewHandler returns an http.Handler answering Porter's mirror protocol
+// from store, so that `porter mixins install NAME --mirror URL` works
+// offline:
+//
+//	GET /mixins/atom.xml                     an Atom feed of every stored version
+//	GET /mixins/VERSION/NAME-OS-ARCH[.exe]   one binary
+//
+// Download links in the feed point back at the request's host, over https
+// when the request came over TLS (or X-Forwarded-Proto says so).
+func NewHandler(store Store) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /mixins/atom.xml", func(w http.ResponseWriter, r *http.Request) {
+		serveFeed(w, r, store)
+	})
+	mux.HandleFunc("GET /mixins/{version}/{file}", func(w http.ResponseWriter, r *http.Request) {
+		serveBinary(w, r, store)
+	})
+	return mux
+}
+
+const atomNS = "http://www.w3.org/2005/Atom"
+
+type outFeed struct {
+	XMLName    xml.Name       `xml:"feed"`
+	NS         string         `xml:"xmlns,attr"`
+	ID         string         `xml:"id"`
+	Title      string         `xml:"title"`
+	Updated    string         `xml:"updated"`
+	Link       atomLink       `xml:"link"`
+	Author     outAuthor      `xml:"author"`
+	Categories []atomCategory `xml:"category"`
+	Entries    []outEntry     `xml:"entry"`
+}
+
+type outAuthor struct {
+	Name string `xml:"name"`
+}
+
+type outEntry struct {
+	ID         string         `xml:"id"`
+	Title      string         `xml:"title"`
+	Updated    string         `xml:"updated"`
+	Categories []atomCategory `xml:"category"`
+	Content    string         `xml:"content"`
+	Links      []atomLink     `xml:"link"`
+}
+
+func baseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + "/mixins"
+}
+
+func serveFeed(w http.ResponseWriter, r *http.Request, store Store) {
+	stored, err := store.List(r.Context())
+	if err != nil {
+		http.Error(w, "listing mixins: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	base := baseURL(r)
+	f := outFeed{
+		NS:     atomNS,
+		ID:     base,
+		Title:  "Porter mixins mirrored by ferry",
+		Link:   atomLink{Rel: "self", Href: base + "/atom.xml"},
+		Author: outAuthor{Name: "ferry"},
+	}
+	var updated time.Time
+	names := map[string]bool{}
+	for _, s := range stored {
+		if !names[s.Name] {
+			names[s.Name] = true
+			f.Categories = append(f.Categories, atomCategory{Term: s.Name})
+		}
+		if s.Updated.After(updated) {
+			updated = s.Updated
+		}
+		e := outEntry{
+			ID:         base + "/" + s.Version + "/" + s.Name,
+			Title:      s.Name + " @ " + s.Version,
+			Updated:    s.Updated.UTC().Format(time.RFC3339),
+			Categories: []atomCategory{{Term: s.Name}},
+			Content:    s.Version,
+		}
+		for _, file := range s.Files {
+			e.Links = append(e.Links, atomLink{Rel: "download", Href: base + "/" + s.Version + "/" + file})
+		}
+		f.Entries = append(f.Entries, e)
+	}
+	f.Updated = updated.UTC().Format(time.RFC3339)
+	out, err := xml.MarshalIndent(f, "", "  ")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/atom+xml")
+	w.Header().Set("Content-Length", strconv.Itoa(len(xml.Header)+len(out)))
+	io.WriteString(w, xml.Header)
+	w.Write(out)
+}
+
+func serveBinary(w http.ResponseWriter, r *http.Request, store Store) {
+	version, file := r.PathValue("version"), r.PathValue("file")
+	name, _, _, ok := splitBinaryName(file)
+	if !ok || CheckName(version) != nil {
+		http.NotFound(w, r)
+		return
+	}
+	rc, size, err := store.Open(r.Context(), name, version, file)
+	if errors.Is(err, ErrNotFound) {
+		http.NotFound(w, r)
+		return
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer rc.Close()
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	w.Header().Set("Content-Disposition", `attachment; filename="`+file+`"`)
+	if r.Method == http.MethodHead {
+		return
+	}
+	io.Copy(w, rc)
+}
+
+// RegistryStore is a Store over the mixin artifacts that `ferry mirror`
+// pushed to a registry: repositories PREFIX/porter-mixins/NAME, found
+// through the registry's catalog (/v2/_catalog), one tag per version.
+type RegistryStore struct {
+	// Registry is the registry to read, for example from
+	// client.Client.Registry.
+	Registry *remote.Registry
+	// Prefix is the mirror's path prefix ("" or, for --to HOST/mirror,
+	// "mirror").
+	Prefix string
+}
+
+// repoPrefix returns "PREFIX/porter-mixins/".
+func (s *RegistryStore) repoPrefix() string {
+	return path.Join(strings.Trim(s.Prefix, "/"), RepositoryDir) + "/"
+}
+
+// List implements Store: every tag of every PREFIX/porter-mixins/NAME
+// repository that holds a mixin artifact.
+func (s *RegistryStore) List(ctx context.Context) ([]Stored, error) {
+	prefix := s.repoPrefix()
+	var names []string
+	err := s.Registry.Repositories(ctx, "", func(repos []string) error {
+		for _, r := range repos {
+			if name, ok := strings.CutPrefix(r, prefix); ok && CheckName(name) == nil {
+				names = append(names, name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing repositories of %s: %w", s.Registry.Reference.Registry, err)
+	}
+	sort.Strings(names)
+	var out []Stored
+	for _, name := range names {
+		repo, err := s.Registry.Repository(ctx, prefix+name)
+		if err != nil {
+			return nil, fmt.Errorf("mixin %s: %w", name, err)
+		}
+		var tags []string
+		if err := repo.Tags(ctx, "", func(t []string) error {
+			tags = append(tags, t...)
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("listing tags of %s: %w", prefix+name, err)
+		}
+		var versions []Stored
+		for _, tag := range tags {
+			a, err := readArtifact(ctx, repo, tag)
+			if err != nil {
+				continue // not a mixin artifact
+			}
+			st := Stored{Name: name, Version: versionOfTag(tag)}
+			if t, err := time.Parse(time.RFC3339, a.manifest.Annotations[ocispec.AnnotationCreated]); err == nil {
+				st.Updated = t
+			}
+			for title := range a.layers {
+				if _, _, err := ParseBinaryName(name, title); err == nil {
+					st.Files = append(st.Files, title)
+				}
+			}
+			sort.Strings(st.Files)
+			versions = append(versions, st)
+		}
+		sort.Slice(versions, func(i, j int) bool { return lessVersion(versions[i].Version, versions[j].Version) })
+		out = append(out, versions...)
+	}
+	return out, nil
+}
+
+// Open implements Store.
+func (s *RegistryStore) Open(ctx context.Context, name, version, file string) (io.ReadCloser, int64, error) {
+	if CheckName(name) != nil {
+		return nil, 0, fmt.Errorf("mixin %q: %w", name, ErrNotFound)
+	}
+	tag, err := Tag(version)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	repo, err := s.Registry.Repository(ctx, s.repoPrefix()+name)
+	if err != nil {
+		return nil, 0, fmt.Errorf("mixin %s: %w", name, err)
+	}
+	a, err := readArtifact(ctx, repo, tag)
+	if errors.Is(err, errdef.ErrNotFound) {
+		return nil, 0, fmt.Errorf("mixin %s %s: %w", name, version, ErrNotFound)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("mixin %s %s: %w", name, version, err)
+	}
+	l, ok := a.layers[file]
+	if !ok {
+		return nil, 0, fmt.Errorf("mixin %s %s: %s: %w", name, version, file, ErrNotFound)
+	}
+	rc, err := repo.Fetch(ctx, l)
+	if err != nil {
+		return nil, 0, fmt.Errorf("mixin %s %s: %s: %w", name, version, file, err)
+	}
+	return rc, l.Size, nil
+}
+
+// versionOfTag undoes Tag: "_" is read as "+" when that gives a semver
+// version.
+func versionOfTag(tag string) string {
+	if strings.Contains(tag, "_") {
+		v := strings.ReplaceAll(tag, "_", "+")
+		if _, err := semver.NewVersion(v); err == nil {
+			return v
+		}
+	}
+	return tag
+}
+
+func lessVersion(a, b string) bool {
+	vs := []Version{{Version: a}, {Version: b}}
+	sortVersions(vs)
+	return vs[0].Version == a && a != b
+}
