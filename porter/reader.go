@@ -108,15 +108,16 @@ type imageManifest struct {
 }
 
 // Read fetches the config manifest and its config blob (bundle.json), two
-// requests, and returns the bundle's metadata.
+// requests, and returns the bundle's metadata. An index that turns out not
+// to hold a CNAB config fails with an error wrapping format.ErrNotPackage.
 func (Reader) Read(ctx context.Context, repo content.Fetcher, desc ocispec.Descriptor, manifest []byte) (*format.Metadata, error) {
 	ix, ok := parseIndex(desc, manifest)
 	if !ok {
-		return nil, fmt.Errorf("porter bundle %s: not an OCI image index or Docker manifest list", desc.Digest)
+		return nil, fmt.Errorf("porter bundle %s: not an OCI image index or Docker manifest list: %w", desc.Digest, format.ErrNotPackage)
 	}
 	cfgDesc, ok := ix.configDescriptor()
 	if !ok {
-		return nil, fmt.Errorf("porter bundle %s: no index entry annotated %s: %s", desc.Digest, AnnotationManifestType, ManifestTypeConfig)
+		return nil, fmt.Errorf("porter bundle %s: no index entry annotated %s: %s: %w", desc.Digest, AnnotationManifestType, ManifestTypeConfig, format.ErrNotPackage)
 	}
 	cfgManifest, err := content.FetchAll(ctx, repo, cfgDesc)
 	if err != nil {
@@ -129,7 +130,7 @@ func (Reader) Read(ctx context.Context, repo content.Fetcher, desc ocispec.Descr
 	switch im.Config.MediaType {
 	case MediaTypeCNABConfig, ocispec.MediaTypeImageConfig, MediaTypeDockerConfig:
 	default:
-		return nil, fmt.Errorf("porter bundle %s: config manifest %s: config media type %q is not a CNAB config", desc.Digest, cfgDesc.Digest, im.Config.MediaType)
+		return nil, fmt.Errorf("porter bundle %s: config manifest %s: config media type %q is not a CNAB config: %w", desc.Digest, cfgDesc.Digest, im.Config.MediaType, format.ErrNotPackage)
 	}
 	if err := im.Config.Digest.Validate(); err != nil {
 		return nil, fmt.Errorf("porter bundle %s: config manifest %s: config digest: %w", desc.Digest, cfgDesc.Digest, err)
