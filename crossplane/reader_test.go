@@ -114,8 +114,8 @@ func TestReaderRegistry(t *testing.T) {
 	tests := []struct {
 		name      string
 		pkg       fixture.Xpkg
-		plainIdx  bool   // push a plain image index instead of pkg
-		wantMatch bool   // Match on the root manifest
+		plainIdx  bool // push a plain image index instead of pkg
+		wantMatch bool // Match on the root manifest
 		want      *format.Metadata
 		wantErr   error  // Read error (errors.Is)
 		wantReqs  int    // requests Read makes
