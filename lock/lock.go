@@ -1,0 +1,327 @@
+// Package lock reads and writes ferry.lock: every package, image and mixin
+// binary of a resolved closure, by digest. A lock is written atomically and
+// byte-identically when nothing changed: entries are sorted and it holds no
+// timestamps.
+package lock
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/resolve"
+)
+
+// APIVersion and Kind identify a lock; DefaultFile is its usual name.
+const (
+	APIVersion  = "ferry.dev/v1alpha1"
+	Kind        = "Lock"
+	DefaultFile = "ferry.lock"
+)
+
+// Lock is the content of ferry.lock.
+type Lock struct {
+	APIVersion string `yaml:"apiVersion" json:"apiVersion"`
+	Kind       string `yaml:"kind" json:"kind"`
+	// Inputs is the digest of the normalised inputs the lock was made from.
+	Inputs string `yaml:"inputs" json:"inputs"`
+	// Roots are the sources of the root packages, in the order given.
+	Roots    []string  `yaml:"roots,omitempty" json:"roots,omitempty"`
+	Packages []Package `yaml:"packages" json:"packages"`
+	Mixins   []Mixin   `yaml:"mixins,omitempty" json:"mixins,omitempty"`
+}
+
+// Package is one locked package.
+type Package struct {
+	Source    string `yaml:"source" json:"source"`
+	Ref       string `yaml:"ref,omitempty" json:"ref,omitempty"`
+	Kind      string `yaml:"kind,omitempty" json:"kind,omitempty"`
+	Version   string `yaml:"version,omitempty" json:"version,omitempty"`
+	Digest    string `yaml:"digest,omitempty" json:"digest,omitempty"`
+	MediaType string `yaml:"mediaType,omitempty" json:"mediaType,omitempty"`
+	Size      int64  `yaml:"size,omitempty" json:"size,omitempty"`
+	Mirror    string `yaml:"mirror,omitempty" json:"mirror,omitempty"`
+	// Crossplane is an xpkg's `spec.crossplane.version` constraint.
+	Crossplane   string       `yaml:"crossplane,omitempty" json:"crossplane,omitempty"`
+	Dependencies []Dependency `yaml:"dependencies,omitempty" json:"dependencies,omitempty"`
+	Images       []Image      `yaml:"images,omitempty" json:"images,omitempty"`
+	Replaces     []string     `yaml:"replaces,omitempty" json:"replaces,omitempty"`
+	ReplacedBy   string       `yaml:"replacedBy,omitempty" json:"replacedBy,omitempty"`
+}
+
+// Dependency is one locked dependency edge.
+type Dependency struct {
+	Name       string `yaml:"name" json:"name"`
+	Ref        string `yaml:"ref,omitempty" json:"ref,omitempty"`
+	Constraint string `yaml:"constraint,omitempty" json:"constraint,omitempty"`
+	// Resolved is "SOURCE@DIGEST" of the package satisfying the edge.
+	Resolved string `yaml:"resolved" json:"resolved"`
+	// After names siblings installed first (Porter v2 output wiring).
+	After []string `yaml:"after,omitempty" json:"after,omitempty"`
+}
+
+// Image is an image a package carries, with its original reference.
+type Image struct {
+	Name      string `yaml:"name" json:"name"`
+	Ref       string `yaml:"ref" json:"ref"`
+	Digest    string `yaml:"digest" json:"digest"`
+	MediaType string `yaml:"mediaType,omitempty" json:"mediaType,omitempty"`
+	Size      int64  `yaml:"size,omitempty" json:"size,omitempty"`
+}
+
+// Mixin is one locked Porter mixin version.
+type Mixin struct {
+	Name       string            `yaml:"name" json:"name"`
+	Feed       string            `yaml:"feed" json:"feed"`
+	Constraint string            `yaml:"constraint,omitempty" json:"constraint,omitempty"`
+	Version    string            `yaml:"version" json:"version"`
+	Mirror     string            `yaml:"mirror,omitempty" json:"mirror,omitempty"`
+	Binaries   map[string]Binary `yaml:"binaries" json:"binaries"`
+}
+
+// Binary is one locked mixin binary.
+type Binary struct {
+	Digest string `yaml:"digest" json:"digest"`
+	Size   int64  `yaml:"size" json:"size"`
+	URL    string `yaml:"url" json:"url"`
+}
+
+// FromGraph builds a lock from a resolved graph and the inputs digest.
+func FromGraph(g *resolve.Graph, inputs string) *Lock {
+	l := &Lock{APIVersion: APIVersion, Kind: Kind, Inputs: inputs, Roots: g.Roots}
+	for _, s := range g.Sources() {
+		p := g.Packages[s]
+		lp := Package{
+			Source:    p.Source,
+			Ref:       p.Ref,
+			Kind:      p.Kind,
+			Version:   p.Version,
+			Digest:    p.Descriptor.Digest.String(),
+			MediaType: p.Descriptor.MediaType,
+			Size:      p.Descriptor.Size,
+			Replaces:  p.Replaces,
+		}
+		if p.Meta != nil {
+			lp.Crossplane = p.Meta.Crossplane
+			for _, im := range p.Meta.Images {
+				lp.Images = append(lp.Images, Image{
+					Name: im.Name, Ref: im.Ref, Digest: im.Descriptor.Digest.String(),
+					MediaType: im.Descriptor.MediaType, Size: im.Descriptor.Size,
+				})
+			}
+		}
+		for _, e := range p.Dependencies {
+			lp.Dependencies = append(lp.Dependencies, Dependency{
+				Name: e.Name, Ref: e.Ref, Constraint: e.Constraint, Resolved: g.Resolved(e), After: e.After,
+			})
+		}
+		l.Packages = append(l.Packages, lp)
+	}
+	for old, nw := range g.Replaced {
+		l.Packages = append(l.Packages, Package{Source: old, ReplacedBy: nw})
+	}
+	l.sort()
+	return l
+}
+
+func (l *Lock) sort() {
+	sort.Slice(l.Packages, func(i, j int) bool { return l.Packages[i].Source < l.Packages[j].Source })
+	sort.Slice(l.Mixins, func(i, j int) bool {
+		if l.Mixins[i].Name != l.Mixins[j].Name {
+			return l.Mixins[i].Name < l.Mixins[j].Name
+		}
+		return l.Mixins[i].Version < l.Mixins[j].Version
+	})
+}
+
+// Read reads and validates a lock file. A missing or malformed lock exits
+// with code 2.
+func Read(path string) (*Lock, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, exitcode.BadInput("lock %s not found: run ferry lock first", path)
+		}
+		return nil, exitcode.BadInput("reading lock: %w", err)
+	}
+	l, err := Parse(data)
+	if err != nil {
+		return nil, exitcode.BadInput("%s: %w", path, err)
+	}
+	return l, nil
+}
+
+// Parse parses and validates lock content.
+func Parse(data []byte) (*Lock, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var l Lock
+	if err := dec.Decode(&l); err != nil {
+		return nil, fmt.Errorf("not a valid lock: %w", err)
+	}
+	if l.APIVersion != APIVersion || l.Kind != Kind {
+		return nil, fmt.Errorf("want apiVersion %s and kind %s, got %q and %q", APIVersion, Kind, l.APIVersion, l.Kind)
+	}
+	return &l, l.Validate()
+}
+
+// Validate checks that every resolved package has a well-formed digest.
+func (l *Lock) Validate() error {
+	seen := map[string]bool{}
+	for _, p := range l.Packages {
+		if p.Source == "" {
+			return errors.New("a package has no source")
+		}
+		if seen[p.Source] {
+			return fmt.Errorf("package %s is locked twice", p.Source)
+		}
+		seen[p.Source] = true
+		if p.ReplacedBy != "" {
+			continue
+		}
+		if _, err := digest.Parse(p.Digest); err != nil {
+			return fmt.Errorf("package %s: digest %q: %w", p.Source, p.Digest, err)
+		}
+		for _, im := range p.Images {
+			if _, err := digest.Parse(im.Digest); err != nil {
+				return fmt.Errorf("package %s: image %s: digest %q: %w", p.Source, im.Name, im.Digest, err)
+			}
+		}
+	}
+	for _, m := range l.Mixins {
+		for name, b := range m.Binaries {
+			if _, err := digest.Parse(b.Digest); err != nil {
+				return fmt.Errorf("mixin %s %s: binary %s: digest %q: %w", m.Name, m.Version, name, b.Digest, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Marshal returns the lock's canonical YAML.
+func (l *Lock) Marshal() ([]byte, error) {
+	l.sort()
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(l); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Write writes the lock to path atomically: a temporary file in the same
+// directory, synced, then renamed. It leaves an identical file untouched.
+func (l *Lock) Write(path string) error {
+	data, err := l.Marshal()
+	if err != nil {
+		return err
+	}
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	return WriteFileAtomic(path, data, 0o644)
+}
+
+// WriteFileAtomic writes data to path through a temporary file and rename.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Package returns the locked package for source, or nil.
+func (l *Lock) Package(source string) *Package {
+	for i := range l.Packages {
+		if l.Packages[i].Source == source {
+			return &l.Packages[i]
+		}
+	}
+	return nil
+}
+
+// Resolved returns the packages that were resolved (not replaced).
+func (l *Lock) Resolved() []*Package {
+	var out []*Package
+	for i := range l.Packages {
+		if l.Packages[i].ReplacedBy == "" {
+			out = append(out, &l.Packages[i])
+		}
+	}
+	return out
+}
+
+// Locked returns the locked versions, for keeping them on the next resolve.
+func (l *Lock) Locked() map[string]resolve.Locked {
+	out := map[string]resolve.Locked{}
+	for _, p := range l.Resolved() {
+		out[p.Source] = resolve.Locked{Version: p.Version, Digest: digest.Digest(p.Digest)}
+	}
+	return out
+}
+
+// Descriptor returns the package's root manifest descriptor.
+func (p *Package) Descriptor() ocispec.Descriptor {
+	return ocispec.Descriptor{MediaType: p.MediaType, Digest: digest.Digest(p.Digest), Size: p.Size}
+}
+
+// Graph rebuilds the resolved graph from the lock alone, for plans and
+// explanations that must not touch a registry.
+func (l *Lock) Graph() *resolve.Graph {
+	g := &resolve.Graph{Roots: l.Roots, Packages: map[string]*resolve.Package{}, Replaced: map[string]string{}}
+	for _, p := range l.Packages {
+		if p.ReplacedBy != "" {
+			g.Replaced[p.Source] = p.ReplacedBy
+			continue
+		}
+		rp := &resolve.Package{
+			Source: p.Source, Ref: p.Ref, Kind: p.Kind, Version: p.Version,
+			Descriptor: p.Descriptor(), Replaces: p.Replaces,
+			Meta: &format.Metadata{Kind: p.Kind, Crossplane: p.Crossplane},
+		}
+		for _, d := range p.Dependencies {
+			target, _, _ := strings.Cut(d.Resolved, "@")
+			rp.Dependencies = append(rp.Dependencies, resolve.Edge{Name: d.Name, Ref: d.Ref, Constraint: d.Constraint, Target: target, After: d.After})
+		}
+		for _, im := range p.Images {
+			rp.Meta.Images = append(rp.Meta.Images, format.Image{Name: im.Name, Ref: im.Ref, Descriptor: ocispec.Descriptor{
+				MediaType: im.MediaType, Digest: digest.Digest(im.Digest), Size: im.Size,
+			}})
+		}
+		g.Packages[p.Source] = rp
+	}
+	return g
+}

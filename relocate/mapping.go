@@ -1,0 +1,75 @@
+// Package relocate copies a locked closure into a mirror registry with
+// oras-go: whole graphs by digest, tags, and cosign signatures, skipping
+// what the mirror has and mounting blobs it already holds in another
+// repository.
+package relocate
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/ociref"
+)
+
+// Mapping places source repositories in a mirror: "SRCHOST/PATH" maps to
+// "HOST/PREFIX/PATH".
+type Mapping struct {
+	Host   string
+	Prefix string
+}
+
+// ParseMapping parses a --to or --mirror value: HOST[/PREFIX].
+func ParseMapping(to string) (Mapping, error) {
+	to = strings.TrimSuffix(strings.TrimSpace(to), "/")
+	if to == "" {
+		return Mapping{}, exitcode.BadInput("no mirror given: pass --to HOST[/PREFIX]")
+	}
+	if strings.Contains(to, "://") {
+		return Mapping{}, exitcode.BadInput("mirror %q: write HOST[/PREFIX] without a URL scheme", to)
+	}
+	host, prefix, _ := strings.Cut(to, "/")
+	if !ociref.IsRegistry(host) {
+		return Mapping{}, exitcode.BadInput("mirror %q: %q is not a registry host (it needs a '.' or ':' or to be localhost)", to, host)
+	}
+	if _, err := ociref.Parse(to + "/x"); err != nil {
+		return Mapping{}, exitcode.BadInput("mirror %q: %w", to, err)
+	}
+	return Mapping{Host: host, Prefix: prefix}, nil
+}
+
+// String returns HOST[/PREFIX].
+func (m Mapping) String() string {
+	if m.Prefix == "" {
+		return m.Host
+	}
+	return m.Host + "/" + m.Prefix
+}
+
+// Repo returns the mirror repository for a source repository.
+func (m Mapping) Repo(source string) string {
+	_, path, _ := strings.Cut(source, "/")
+	return m.String() + "/" + path
+}
+
+// Check fails, naming them, when two sources would land on one mirror
+// repository.
+func (m Mapping) Check(sources []string) error {
+	by := map[string][]string{}
+	for _, s := range sources {
+		by[m.Repo(s)] = append(by[m.Repo(s)], s)
+	}
+	var clashes []string
+	for dst, srcs := range by {
+		if len(srcs) > 1 {
+			sort.Strings(srcs)
+			clashes = append(clashes, fmt.Sprintf("%s <- %s", dst, strings.Join(srcs, ", ")))
+		}
+	}
+	if len(clashes) == 0 {
+		return nil
+	}
+	sort.Strings(clashes)
+	return exitcode.BadInput("mirror layout %s maps several sources to one repository, nothing was copied:\n  %s", m, strings.Join(clashes, "\n  "))
+}

@@ -1,0 +1,217 @@
+package relocate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry/remote"
+
+	"github.com/ferryhq/ferry/lock"
+)
+
+// Repositories opens registry repositories; *client.Client implements it.
+type Repositories interface {
+	Repository(repo string) (*remote.Repository, error)
+}
+
+// Options configures a mirror run.
+type Options struct {
+	// Source opens the repositories packages are copied from.
+	Source Repositories
+	// Target opens mirror repositories; nil means Source.
+	Target Repositories
+	// To places sources in the mirror.
+	To Mapping
+	// Concurrency bounds the packages copied at once and the blobs copied
+	// at once within one package (default 4).
+	Concurrency int
+	// Progress, when set, is called as each package finishes.
+	Progress func(PackageResult)
+}
+
+// PackageResult reports one package's copy.
+type PackageResult struct {
+	Source  string `json:"source"`
+	Mirror  string `json:"mirror"`
+	Digest  string `json:"digest"`
+	Tag     string `json:"tag,omitempty"`
+	Copied  int64  `json:"copied"`
+	Mounted int64  `json:"mounted"`
+	Skipped int64  `json:"skipped"`
+	// Bytes counts bytes sent to the mirror (mounted blobs are not sent).
+	Bytes      int64    `json:"bytes"`
+	Signatures []string `json:"signatures,omitempty"`
+}
+
+// Report is the result of a mirror run.
+type Report struct {
+	To       string          `json:"to"`
+	Packages []PackageResult `json:"packages"`
+}
+
+// signatureSuffixes are cosign's tag conventions for a digest's
+// signatures, attestations and SBOMs.
+var signatureSuffixes = []string{".sig", ".att", ".sbom"}
+
+// Mirror copies every resolved package of l into the mirror and records
+// each package's mirror repository in l. Nothing is copied when two sources
+// map to one repository.
+func Mirror(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 4
+	}
+	if opts.Target == nil {
+		opts.Target = opts.Source
+	}
+	pkgs := l.Resolved()
+	var sources []string
+	for _, p := range pkgs {
+		sources = append(sources, p.Source)
+	}
+	if err := opts.To.Check(sources); err != nil {
+		return nil, err
+	}
+	led := newLedger()
+	results := make([]PackageResult, len(pkgs))
+	errs := make([]error, len(pkgs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(opts.Concurrency)
+	for i, p := range pkgs {
+		g.Go(func() error {
+			res, err := copyPackage(gctx, p, opts, led)
+			if err != nil {
+				errs[i] = fmt.Errorf("mirroring %s: %w", p.Source, err)
+				return nil
+			}
+			results[i] = *res
+			if opts.Progress != nil {
+				opts.Progress(*res)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, p := range pkgs {
+		p.Mirror = opts.To.Repo(p.Source)
+	}
+	sort.Slice(results, func(i, j int) bool { return results[i].Source < results[j].Source })
+	return &Report{To: opts.To.String(), Packages: results}, nil
+}
+
+func copyPackage(ctx context.Context, p *lock.Package, opts Options, led *ledger) (*PackageResult, error) {
+	src, err := opts.Source.Repository(p.Source)
+	if err != nil {
+		return nil, err
+	}
+	dstName := opts.To.Repo(p.Source)
+	dst, err := opts.Target.Repository(dstName)
+	if err != nil {
+		return nil, err
+	}
+	defer led.release(dstName)
+	res := &PackageResult{Source: p.Source, Mirror: dstName, Digest: p.Digest, Tag: p.Version}
+	root := p.Descriptor()
+	if err := copyGraph(ctx, src, dst, dstName, root, opts.Concurrency, led, res); err != nil {
+		return nil, err
+	}
+	if p.Version != "" {
+		if err := ensureTag(ctx, dst, root, p.Version); err != nil {
+			return nil, fmt.Errorf("tagging %s:%s: %w", dstName, p.Version, err)
+		}
+	}
+	sigs, err := copySignatures(ctx, src, dst, dstName, root, opts.Concurrency, led, res)
+	if err != nil {
+		return nil, err
+	}
+	res.Signatures = sigs
+	return res, nil
+}
+
+// copyGraph copies root's graph from src to dst, counting what it did.
+func copyGraph(ctx context.Context, src, dst *remote.Repository, dstName string, root ocispec.Descriptor, conc int, led *ledger, res *PackageResult) error {
+	var copied, mounted, skipped, sent atomic.Int64
+	opts := oras.CopyGraphOptions{
+		Concurrency: conc,
+		PostCopy: func(ctx context.Context, desc ocispec.Descriptor) error {
+			copied.Add(1)
+			sent.Add(desc.Size)
+			led.record(dstName, desc.Digest)
+			return nil
+		},
+		OnCopySkipped: func(ctx context.Context, desc ocispec.Descriptor) error {
+			skipped.Add(1)
+			led.record(dstName, desc.Digest)
+			return nil
+		},
+		MountFrom: func(ctx context.Context, desc ocispec.Descriptor) ([]string, error) {
+			srcs, err := led.mountSources(ctx, dstName, desc.Digest)
+			if err != nil {
+				return nil, err
+			}
+			// Mount names a repository on the same registry by path.
+			out := make([]string, 0, len(srcs))
+			for _, s := range srcs {
+				_, path, _ := strings.Cut(s, "/")
+				out = append(out, path)
+			}
+			return out, nil
+		},
+		OnMounted: func(ctx context.Context, desc ocispec.Descriptor) error {
+			mounted.Add(1)
+			led.record(dstName, desc.Digest)
+			return nil
+		},
+	}
+	if err := oras.CopyGraph(ctx, src, dst, root, opts); err != nil {
+		return err
+	}
+	res.Copied += copied.Load()
+	res.Mounted += mounted.Load()
+	res.Skipped += skipped.Load()
+	res.Bytes += sent.Load()
+	return nil
+}
+
+// ensureTag points tag at desc in dst unless it already does.
+func ensureTag(ctx context.Context, dst *remote.Repository, desc ocispec.Descriptor, tag string) error {
+	if cur, err := dst.Resolve(ctx, tag); err == nil && cur.Digest == desc.Digest {
+		return nil
+	}
+	return dst.Tag(ctx, desc, tag)
+}
+
+// copySignatures copies cosign's signature, attestation and SBOM tags for
+// root when the source has them.
+func copySignatures(ctx context.Context, src, dst *remote.Repository, dstName string, root ocispec.Descriptor, conc int, led *ledger, res *PackageResult) ([]string, error) {
+	var out []string
+	base := strings.Replace(root.Digest.String(), ":", "-", 1)
+	for _, suffix := range signatureSuffixes {
+		tag := base + suffix
+		desc, err := src.Resolve(ctx, tag)
+		if errors.Is(err, errdef.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("looking for %s: %w", tag, err)
+		}
+		if err := copyGraph(ctx, src, dst, dstName, desc, conc, led, res); err != nil {
+			return nil, fmt.Errorf("copying %s: %w", tag, err)
+		}
+		if err := ensureTag(ctx, dst, desc, tag); err != nil {
+			return nil, fmt.Errorf("tagging %s: %w", tag, err)
+		}
+		out = append(out, tag)
+	}
+	return out, nil
+}
