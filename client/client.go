@@ -20,6 +20,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 )
 
 // Options configures a Client.
@@ -109,13 +110,18 @@ func New(opts Options) (*Client, error) {
 	return &Client{opts: opts, auth: ac, creds: store, configPath: path, tr: st}, nil
 }
 
-// Repository returns an oras-go repository for "HOST/PATH".
+// Repository returns an oras-go repository for "HOST/PATH". A reference
+// with credentials in it ("user:pass@host/...") is refused.
 func (c *Client) Repository(repo string) (*remote.Repository, error) {
+	host, _, _ := strings.Cut(repo, "/")
+	if strings.Contains(host, "@") {
+		return nil, errUserinfo
+	}
 	r, err := remote.NewRepository(repo)
 	if err != nil {
 		return nil, fmt.Errorf("repository %q: %w", repo, err)
 	}
-	r.Client = c.auth
+	r.Client = c.client()
 	r.PlainHTTP = c.tr.isPlain(r.Reference.Registry)
 	r.SkipReferrersGC = true
 	r.TagListPageSize = 1000
@@ -124,13 +130,60 @@ func (c *Client) Repository(repo string) (*remote.Repository, error) {
 
 // Registry returns an oras-go registry client for host.
 func (c *Client) Registry(host string) (*remote.Registry, error) {
+	if strings.Contains(host, "@") {
+		return nil, errUserinfo
+	}
 	r, err := remote.NewRegistry(host)
 	if err != nil {
 		return nil, err
 	}
-	r.Client = c.auth
+	r.Client = c.client()
 	r.PlainHTTP = c.tr.isPlain(host)
 	return r, nil
+}
+
+// errUserinfo never quotes the reference: it holds a password.
+var errUserinfo = errors.New("registry references must not contain credentials (user:password@host); " +
+	"remove them and use ferry login or --registry-config instead")
+
+// client returns the remote.Client repositories and registries use.
+func (c *Client) client() remote.Client {
+	return &authClient{c: c.auth, configPath: c.configPath}
+}
+
+// Login checks user and password against the registry at host and, when
+// they work, stores them in the docker config file (or the credential
+// helper it names) the way docker login does.
+func (c *Client) Login(ctx context.Context, host, user, password string) error {
+	if strings.Contains(host, "@") || strings.Contains(host, "/") {
+		return fmt.Errorf("login: %q is not a registry host (HOST or HOST:PORT)", redact(host))
+	}
+	reg, err := remote.NewRegistry(host)
+	if err != nil {
+		return fmt.Errorf("login: %w", err)
+	}
+	ac := *c.auth
+	ac.Cache = auth.NewCache() // validate these credentials, not cached tokens
+	reg.Client = &ac
+	reg.PlainHTTP = c.tr.isPlain(host)
+	err = credentials.Login(ctx, c.creds, reg, auth.Credential{Username: user, Password: password})
+	if err == nil {
+		return nil
+	}
+	var er *errcode.ErrorResponse
+	if errors.As(err, &er) && (er.StatusCode == http.StatusUnauthorized || er.StatusCode == http.StatusForbidden) {
+		return &AuthError{Host: host, Method: http.MethodGet, Path: "/v2/", StatusCode: er.StatusCode, Err: err}
+	}
+	return fmt.Errorf("login to %s: %w", host, Redact(err))
+}
+
+// Logout removes the credentials for host from the docker config file (or
+// the credential helper it names).
+func (c *Client) Logout(ctx context.Context, host string) error {
+	if err := credentials.Logout(ctx, c.creds, host); err != nil {
+		return fmt.Errorf("logout from %s: %w", host, Redact(err))
+	}
+	return nil
 }
 
 // Credentials returns the credential store, for login and logout.
@@ -189,7 +242,10 @@ func (t *schemeTransport) isPlain(host string) bool {
 	if err == nil {
 		resp.Body.Close()
 	}
-	if err == nil || plain {
+	// A host that speaks TLS with a certificate we do not trust stays on
+	// HTTPS, so that requests fail with the certificate problem instead of
+	// silently falling back to plain HTTP.
+	if err == nil || plain || tlsError(host, err) != nil {
 		t.mu.Lock()
 		t.plain[host] = plain
 		t.mu.Unlock()
@@ -202,5 +258,15 @@ func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Scheme == "http" && !IsLoopback(host) && !t.isPlain(host) {
 		return nil, fmt.Errorf("%s: refusing plain HTTP to a host that is not loopback; pass --plain-http %s to allow it", host, host)
 	}
-	return t.next.RoundTrip(req)
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		if te := tlsError(host, err); te != nil {
+			return nil, te
+		}
+		var rhe tls.RecordHeaderError
+		if req.URL.Scheme == "https" && errors.As(err, &rhe) {
+			return nil, fmt.Errorf("%s answered HTTPS with plain HTTP; pass --plain-http %s if it only speaks HTTP: %w", host, host, err)
+		}
+	}
+	return resp, err
 }

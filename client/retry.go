@@ -53,6 +53,11 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // retryable reports whether a response or error is worth another try.
 func retryable(resp *http.Response, err error) bool {
 	if err != nil {
+		// Certificate problems do not go away by themselves.
+		var te *TLSError
+		if errors.As(err, &te) {
+			return false
+		}
 		if errors.Is(err, syscall.ECONNRESET) ||
 			errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE) {
 			return true

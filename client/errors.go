@@ -1,0 +1,240 @@
+package client
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/errcode"
+)
+
+// TLSError is a certificate problem talking to Host. Retrying does not help,
+// and the message says so.
+type TLSError struct {
+	// Host is the registry host (host:port).
+	Host string
+	// Reason says in plain words what is wrong with the certificate.
+	Reason string
+	// Err is the underlying crypto/tls or crypto/x509 error.
+	Err error
+}
+
+func (e *TLSError) Error() string {
+	return fmt.Sprintf("TLS connection to %s failed: %s; retrying will not help", e.Host, e.Reason)
+}
+
+// Unwrap returns the underlying TLS or x509 error.
+func (e *TLSError) Unwrap() error { return e.Err }
+
+// tlsError turns a certificate verification error into a *TLSError, or
+// returns nil when err is not one.
+func tlsError(host string, err error) *TLSError {
+	var te *TLSError
+	if errors.As(err, &te) {
+		return nil // already explained
+	}
+	var (
+		ua  x509.UnknownAuthorityError
+		he  x509.HostnameError
+		ci  x509.CertificateInvalidError
+		cve *tls.CertificateVerificationError
+	)
+	switch {
+	case errors.As(err, &ua):
+		return &TLSError{Host: host, Err: err, Reason: "its certificate is signed by an unknown authority " +
+			"(self-signed, or issued by a private CA this machine does not trust); pass --ca-file with the CA certificate that signed it"}
+	case errors.As(err, &he):
+		return &TLSError{Host: host, Err: err, Reason: "its certificate is for a different host: " + certNames(he.Certificate) +
+			", not " + he.Host}
+	case errors.As(err, &ci):
+		if ci.Reason == x509.Expired && ci.Cert != nil {
+			now := time.Now()
+			if now.Before(ci.Cert.NotBefore) {
+				return &TLSError{Host: host, Err: err, Reason: "its certificate is not valid yet (valid from " +
+					ci.Cert.NotBefore.UTC().Format(time.RFC3339) + "); check this machine's clock"}
+			}
+			return &TLSError{Host: host, Err: err, Reason: "its certificate expired on " +
+				ci.Cert.NotAfter.UTC().Format(time.RFC3339)}
+		}
+		return &TLSError{Host: host, Err: err, Reason: "its certificate is invalid: " + ci.Error()}
+	case errors.As(err, &cve):
+		return &TLSError{Host: host, Err: err, Reason: "its certificate could not be verified: " + cve.Err.Error()}
+	}
+	return nil
+}
+
+func certNames(c *x509.Certificate) string {
+	if c == nil {
+		return "unknown names"
+	}
+	var names []string
+	names = append(names, c.DNSNames...)
+	for _, ip := range c.IPAddresses {
+		names = append(names, ip.String())
+	}
+	if len(names) == 0 && c.Subject.CommonName != "" {
+		names = append(names, c.Subject.CommonName)
+	}
+	return "valid for " + strings.Join(names, ", ")
+}
+
+// AuthError is a registry refusing a request for lack of valid credentials
+// (401) or permission (403). Its message names the host and contains
+// "unauthorized".
+type AuthError struct {
+	// Host is the registry host (host:port).
+	Host string
+	// Method and Path are the refused request (no query, no credentials).
+	Method, Path string
+	// StatusCode is 401 or 403.
+	StatusCode int
+	// Err is the registry's error response, when it sent one.
+	Err error
+	// ConfigPath is the docker config.json credentials were read from.
+	ConfigPath string
+}
+
+func (e *AuthError) Error() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s: unauthorized: %s %s: %d %s", e.Host, e.Method, e.Path, e.StatusCode, http.StatusText(e.StatusCode))
+	var er *errcode.ErrorResponse
+	if errors.As(e.Err, &er) && len(er.Errors) > 0 {
+		msgs := make([]string, 0, len(er.Errors))
+		for _, x := range er.Errors {
+			m := strings.ToLower(strings.ReplaceAll(x.Code, "_", " "))
+			if x.Message != "" {
+				m += ": " + x.Message
+			}
+			msgs = append(msgs, m)
+		}
+		fmt.Fprintf(&sb, " (%s)", redact(strings.Join(msgs, "; ")))
+	}
+	if e.StatusCode == http.StatusForbidden {
+		fmt.Fprintf(&sb, "; the credentials for %s do not allow this", e.Host)
+	} else {
+		fmt.Fprintf(&sb, "; check the credentials for %s (ferry login %s", e.Host, e.Host)
+		if e.ConfigPath != "" {
+			fmt.Fprintf(&sb, ", or --registry-config; now %s", e.ConfigPath)
+		}
+		sb.WriteString(")")
+	}
+	return sb.String()
+}
+
+// Unwrap returns the registry's error response.
+func (e *AuthError) Unwrap() error { return e.Err }
+
+// redacted is an error whose message had credentials removed.
+type redacted struct {
+	msg string
+	err error
+}
+
+func (e *redacted) Error() string { return e.msg }
+func (e *redacted) Unwrap() error { return e.err }
+
+var (
+	userinfoRE = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s"]+@`)
+	authHdrRE  = regexp.MustCompile(`(?i)(authorization:?\s*(?:basic|bearer)\s+)[^\s"]+`)
+	jwtRE      = regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
+	secretKVRE = regexp.MustCompile(`(?i)\b(password|passwd|secret|token|access_token|refresh_token|identitytoken)=[^&\s"]+`)
+)
+
+// redact removes URL userinfo, Authorization values and credential-looking
+// query parameters from s.
+func redact(s string) string {
+	s = userinfoRE.ReplaceAllString(s, "${1}REDACTED@")
+	s = authHdrRE.ReplaceAllString(s, "${1}REDACTED")
+	s = jwtRE.ReplaceAllString(s, "REDACTED-TOKEN")
+	s = secretKVRE.ReplaceAllString(s, "${1}=REDACTED")
+	return s
+}
+
+// Redact returns err with URL userinfo, Authorization header values and
+// credential query parameters removed from its message; errors.Is and
+// errors.As still see the original chain. It returns err itself when
+// there is nothing to remove.
+func Redact(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if r := redact(msg); r != msg {
+		return &redacted{msg: r, err: err}
+	}
+	return err
+}
+
+// maxManifestBuffer bounds the request bodies authClient buffers so that an
+// auth challenge can be answered by sending them again.
+const maxManifestBuffer = 4 << 20
+
+// authClient wraps oras-go's auth.Client: a final 401 or 403 becomes an
+// *AuthError, and no error message carries credentials.
+type authClient struct {
+	c          *auth.Client
+	configPath string
+}
+
+// Do sends req through the auth client.
+func (a *authClient) Do(req *http.Request) (*http.Response, error) {
+	// oras-go buffers manifests only for a bare *auth.Client; do the same so
+	// that a PUT can be replayed after an auth challenge.
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil &&
+		req.ContentLength >= 0 && req.ContentLength <= maxManifestBuffer {
+		b, err := io.ReadAll(io.LimitReader(req.Body, maxManifestBuffer+1))
+		req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: reading request body: %w", req.Method, req.URL.Host, err)
+		}
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	}
+	resp, err := a.c.Do(req)
+	if err != nil {
+		var er *errcode.ErrorResponse
+		if errors.As(err, &er) && (er.StatusCode == http.StatusUnauthorized || er.StatusCode == http.StatusForbidden) {
+			// The token service refused the credentials.
+			return nil, &AuthError{Host: req.URL.Host, Method: req.Method, Path: req.URL.Path,
+				StatusCode: er.StatusCode, Err: err, ConfigPath: a.configPath}
+		}
+		return nil, Redact(err)
+	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		defer resp.Body.Close()
+		return nil, &AuthError{Host: req.URL.Host, Method: req.Method, Path: req.URL.Path,
+			StatusCode: resp.StatusCode, Err: parseErrorResponse(req, resp), ConfigPath: a.configPath}
+	}
+	return resp, nil
+}
+
+// parseErrorResponse reads a registry's JSON error body.
+func parseErrorResponse(req *http.Request, resp *http.Response) error {
+	er := &errcode.ErrorResponse{Method: req.Method, URL: stripURL(req), StatusCode: resp.StatusCode}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var doc struct {
+		Errors errcode.Errors `json:"errors"`
+	}
+	if json.Unmarshal(body, &doc) == nil {
+		er.Errors = doc.Errors
+	}
+	return er
+}
+
+// stripURL returns req's URL without userinfo or query.
+func stripURL(req *http.Request) *url.URL {
+	u := *req.URL
+	u.User = nil
+	u.RawQuery = ""
+	return &u
+}
