@@ -1,0 +1,245 @@
+// Package install materialises a locked closure from the mirror alone: an
+// OCI image layout holding every package, a CNAB relocation map, and an
+// install plan. The destination is written to a temporary directory and
+// renamed into place, so a failed install leaves it unchanged.
+package install
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/content/oci"
+	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry/remote"
+
+	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/relocate"
+)
+
+// Files ferry writes into an install directory.
+const (
+	PlanFile       = "plan.json"
+	RelocationFile = "relocation-mapping.json"
+)
+
+// Repositories opens registry repositories; *client.Client implements it.
+type Repositories interface {
+	Repository(repo string) (*remote.Repository, error)
+}
+
+// Options configures an install.
+type Options struct {
+	// Registry opens mirror repositories.
+	Registry Repositories
+	// Mirror, when set, reads from this mirror instead of the lock's.
+	Mirror *relocate.Mapping
+	// Dest is the install directory.
+	Dest string
+	// Concurrency bounds parallel blob downloads per package (default 4).
+	Concurrency int
+	// Extra, when set, writes more files into the temporary install
+	// directory before it is renamed into place (Crossplane manifests,
+	// PORTER_HOME content).
+	Extra func(ctx context.Context, dir string, plan *Plan) error
+}
+
+// Plan is the content of plan.json: the packages in install order.
+type Plan struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Inputs is the lock's inputs digest.
+	Inputs string `json:"inputs"`
+	Steps  []Step `json:"steps"`
+}
+
+// Step is one package in the plan.
+type Step struct {
+	Order   int    `json:"order"`
+	Source  string `json:"source"`
+	Kind    string `json:"kind"`
+	Version string `json:"version,omitempty"`
+	Digest  string `json:"digest"`
+	// Mirror is "MIRROR_REPO@DIGEST", where the package was installed from.
+	Mirror string `json:"mirror"`
+	// Dependencies are the sources this step depends on.
+	Dependencies []string `json:"dependencies,omitempty"`
+}
+
+// Install installs l into opts.Dest from the mirror.
+func Install(ctx context.Context, l *lock.Lock, opts Options) (*Plan, error) {
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 4
+	}
+	dest, err := filepath.Abs(opts.Dest)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDest(dest); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+
+	plan, relocation, err := build(l, opts.Mirror)
+	if err != nil {
+		return nil, err
+	}
+	store, err := oci.New(tmp)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range plan.Steps {
+		if err := fetchStep(ctx, l.Package(st.Source), st, store, opts); err != nil {
+			return nil, err
+		}
+	}
+	if err := writeJSON(filepath.Join(tmp, PlanFile), plan); err != nil {
+		return nil, err
+	}
+	if err := writeJSON(filepath.Join(tmp, RelocationFile), relocation); err != nil {
+		return nil, err
+	}
+	if opts.Extra != nil {
+		if err := opts.Extra(ctx, tmp, plan); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	return plan, swap(tmp, dest)
+}
+
+// checkDest refuses to replace a directory that holds something other than
+// an earlier ferry install.
+func checkDest(dest string) error {
+	entries, err := os.ReadDir(dest)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return exitcode.BadInput("install destination %s: %w", dest, err)
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dest, PlanFile)); err == nil {
+		return nil
+	}
+	return exitcode.BadInput("install destination %s is not empty and holds no earlier ferry install; choose a new or empty directory", dest)
+}
+
+// swap renames tmp to dest, replacing an earlier install.
+func swap(tmp, dest string) error {
+	if _, err := os.Stat(dest); err == nil {
+		old := tmp + ".old"
+		if err := os.Rename(dest, old); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, dest); err != nil {
+			_ = os.Rename(old, dest)
+			return err
+		}
+		return os.RemoveAll(old)
+	}
+	return os.Rename(tmp, dest)
+}
+
+// build derives the plan and the CNAB relocation map from the lock.
+func build(l *lock.Lock, mirror *relocate.Mapping) (*Plan, map[string]string, error) {
+	g := l.Graph()
+	order, err := g.Plan()
+	if err != nil {
+		return nil, nil, err
+	}
+	plan := &Plan{APIVersion: lock.APIVersion, Kind: "InstallPlan", Inputs: l.Inputs}
+	relocation := map[string]string{}
+	mirrorOf := map[string]string{}
+	for _, p := range l.Resolved() {
+		repo := mirrorRepo(p, mirror)
+		if repo == "" {
+			return nil, nil, exitcode.BadInput("package %s has no mirror in the lock: run ferry mirror first, or pass --mirror", p.Source)
+		}
+		mirrorOf[p.Source] = repo + "@" + p.Digest
+	}
+	for i, rp := range order {
+		p := l.Package(rp.Source)
+		repo := mirrorRepo(p, mirror)
+		st := Step{Order: i + 1, Source: p.Source, Kind: p.Kind, Version: p.Version, Digest: p.Digest, Mirror: repo + "@" + p.Digest}
+		for _, d := range p.Dependencies {
+			target, _, _ := strings.Cut(d.Resolved, "@")
+			st.Dependencies = append(st.Dependencies, target)
+			if d.Ref != "" {
+				relocation[d.Ref] = mirrorOf[target]
+			}
+		}
+		plan.Steps = append(plan.Steps, st)
+		if p.Ref != "" {
+			relocation[p.Ref] = st.Mirror
+		}
+		if p.Version != "" {
+			relocation[p.Source+":"+p.Version] = st.Mirror
+		}
+		relocation[p.Source+"@"+p.Digest] = st.Mirror
+		for _, im := range p.Images {
+			relocation[im.Ref] = repo + "@" + im.Digest
+		}
+	}
+	return plan, relocation, nil
+}
+
+func mirrorRepo(p *lock.Package, override *relocate.Mapping) string {
+	if override != nil {
+		return override.Repo(p.Source)
+	}
+	return p.Mirror
+}
+
+// fetchStep copies one package's graph from the mirror into the layout.
+// The layout store verifies every blob's digest and size as it is written.
+func fetchStep(ctx context.Context, p *lock.Package, st Step, store *oci.Store, opts Options) error {
+	repoName, _, _ := strings.Cut(st.Mirror, "@")
+	repo, err := opts.Registry.Repository(repoName)
+	if err != nil {
+		return err
+	}
+	root := p.Descriptor()
+	copyOpts := oras.CopyGraphOptions{Concurrency: opts.Concurrency}
+	if err := oras.CopyGraph(ctx, repo, store, root, copyOpts); err != nil {
+		err = fmt.Errorf("installing %s from %s: %w", p.Source, st.Mirror, err)
+		if errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) || errors.Is(err, errdef.ErrInvalidDigest) {
+			return exitcode.With(exitcode.Mismatch, err)
+		}
+		return err
+	}
+	name := repoName + ":" + p.Version
+	if p.Version == "" {
+		name = repoName + ":" + strings.Replace(p.Digest, ":", "-", 1)
+	}
+	if err := store.Tag(ctx, root, name); err != nil {
+		return fmt.Errorf("installing %s: %w", p.Source, err)
+	}
+	return nil
+}
+
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}

@@ -1,0 +1,291 @@
+// Package verify checks a lock against a mirror: every manifest and every
+// child descriptor is present with the locked digest and size, and with
+// Deep every blob is downloaded and re-hashed. It lists every problem, not
+// only the first.
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry/remote"
+
+	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/relocate"
+)
+
+// Repositories opens registry repositories; *client.Client implements it.
+type Repositories interface {
+	Repository(repo string) (*remote.Repository, error)
+}
+
+// Options configures a verification.
+type Options struct {
+	// Registry opens mirror repositories.
+	Registry Repositories
+	// Mirror, when set, reads from this mirror instead of the one recorded
+	// in the lock.
+	Mirror *relocate.Mapping
+	// Deep downloads and re-hashes every blob.
+	Deep bool
+	// Concurrency bounds packages checked at once (default 4).
+	Concurrency int
+	// Inputs is the digest of the current inputs (ferry.yaml); when set and
+	// different from the lock's, the lock is reported stale.
+	Inputs string
+	// InputsFile names the inputs for the stale message.
+	InputsFile string
+}
+
+// Problem kinds.
+const (
+	ProblemStale       = "stale"
+	ProblemNotMirrored = "not-mirrored"
+	ProblemMissing     = "missing"
+	ProblemDigest      = "digest"
+	ProblemSize        = "size"
+	ProblemTag         = "tag"
+	ProblemUnreadable  = "unreadable"
+)
+
+// Problem is one disagreement between the lock and the mirror.
+type Problem struct {
+	// Package is the locked package's source.
+	Package string `json:"package"`
+	// Ref is the mirror object concerned.
+	Ref string `json:"ref,omitempty"`
+	// Kind is one of the Problem* constants.
+	Kind string `json:"problem"`
+	// Detail says what differs, in words.
+	Detail string `json:"detail"`
+}
+
+func (p Problem) String() string {
+	if p.Ref != "" {
+		return fmt.Sprintf("%s: %s: %s: %s", p.Package, p.Kind, p.Ref, p.Detail)
+	}
+	return fmt.Sprintf("%s: %s: %s", p.Package, p.Kind, p.Detail)
+}
+
+// Report is the outcome of a verification.
+type Report struct {
+	// Packages counts the packages checked.
+	Packages int `json:"packages"`
+	// Manifests and Blobs count the objects checked.
+	Manifests int `json:"manifests"`
+	Blobs     int `json:"blobs"`
+	// Deep tells whether blobs were re-hashed.
+	Deep     bool      `json:"deep"`
+	Problems []Problem `json:"problems"`
+}
+
+// OK reports whether no problem was found.
+func (r *Report) OK() bool { return len(r.Problems) == 0 }
+
+// Verify checks l against the mirror. Problems go into the report; the
+// error is for failures that stop the check itself, such as an unreachable
+// registry.
+func Verify(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 4
+	}
+	rep := &Report{Deep: opts.Deep, Problems: []Problem{}}
+	var mu sync.Mutex
+	add := func(p Problem) {
+		mu.Lock()
+		rep.Problems = append(rep.Problems, p)
+		mu.Unlock()
+	}
+	if opts.Inputs != "" && opts.Inputs != l.Inputs {
+		name := opts.InputsFile
+		if name == "" {
+			name = "the inputs"
+		}
+		add(Problem{Package: "(lock)", Kind: ProblemStale, Detail: fmt.Sprintf("%s changed since the lock was written (lock inputs %s, now %s): run ferry lock", name, l.Inputs, opts.Inputs)})
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(opts.Concurrency)
+	for _, p := range l.Resolved() {
+		g.Go(func() error {
+			c := &checker{opts: opts, pkg: p.Source, add: add}
+			if err := c.checkPackage(gctx, p); err != nil {
+				return err
+			}
+			mu.Lock()
+			rep.Packages++
+			rep.Manifests += c.manifests
+			rep.Blobs += c.blobs
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(rep.Problems, func(i, j int) bool {
+		if rep.Problems[i].Package != rep.Problems[j].Package {
+			return rep.Problems[i].Package < rep.Problems[j].Package
+		}
+		return rep.Problems[i].Ref < rep.Problems[j].Ref
+	})
+	return rep, nil
+}
+
+// MirrorRepo returns where p lives in the mirror: the override mapping if
+// given, else the lock's record.
+func MirrorRepo(p *lock.Package, override *relocate.Mapping) string {
+	if override != nil {
+		return override.Repo(p.Source)
+	}
+	return p.Mirror
+}
+
+type checker struct {
+	opts      Options
+	pkg       string
+	add       func(Problem)
+	manifests int
+	blobs     int
+}
+
+func (c *checker) problem(ref, kind, format string, args ...any) {
+	c.add(Problem{Package: c.pkg, Ref: ref, Kind: kind, Detail: fmt.Sprintf(format, args...)})
+}
+
+func (c *checker) checkPackage(ctx context.Context, p *lock.Package) error {
+	repoName := MirrorRepo(p, c.opts.Mirror)
+	if repoName == "" {
+		c.problem("", ProblemNotMirrored, "the lock records no mirror for this package: run ferry mirror, or pass --mirror")
+		return nil
+	}
+	repo, err := c.opts.Registry.Repository(repoName)
+	if err != nil {
+		return err
+	}
+	root := p.Descriptor()
+	if err := c.checkManifest(ctx, repo, repoName, root); err != nil {
+		return err
+	}
+	if p.Version != "" {
+		ref := repoName + ":" + p.Version
+		desc, err := repo.Resolve(ctx, p.Version)
+		switch {
+		case errors.Is(err, errdef.ErrNotFound):
+			c.problem(ref, ProblemTag, "tag %s is missing from the mirror", p.Version)
+		case err != nil:
+			return fmt.Errorf("resolving %s: %w", ref, err)
+		case desc.Digest != root.Digest:
+			c.problem(ref, ProblemTag, "tag %s points at %s, the lock has %s", p.Version, desc.Digest, root.Digest)
+		}
+	}
+	return nil
+}
+
+// checkManifest fetches a manifest by digest, checks it, and walks its
+// children.
+func (c *checker) checkManifest(ctx context.Context, repo *remote.Repository, repoName string, want ocispec.Descriptor) error {
+	ref := repoName + "@" + want.Digest.String()
+	c.manifests++
+	desc, rc, err := repo.Manifests().FetchReference(ctx, want.Digest.String())
+	if errors.Is(err, errdef.ErrNotFound) {
+		c.problem(ref, ProblemMissing, "manifest is not in the mirror")
+		return nil
+	}
+	if err != nil {
+		if isMismatch(err) {
+			c.problem(ref, ProblemDigest, "manifest content does not hash to %s: %v", want.Digest, err)
+			return nil
+		}
+		return fmt.Errorf("fetching %s: %w", ref, err)
+	}
+	defer rc.Close()
+	raw, err := io.ReadAll(io.LimitReader(rc, 4<<20))
+	if err != nil {
+		c.problem(ref, ProblemUnreadable, "%v", err)
+		return nil
+	}
+	if got := digest.FromBytes(raw); got != want.Digest {
+		c.problem(ref, ProblemDigest, "manifest hashes to %s, the lock has %s", got, want.Digest)
+		return nil
+	}
+	if want.Size > 0 && (int64(len(raw)) != want.Size || desc.Size != want.Size) {
+		c.problem(ref, ProblemSize, "manifest is %d bytes, the lock has %d", len(raw), want.Size)
+	}
+	var m struct {
+		Manifests []ocispec.Descriptor `json:"manifests"`
+		Config    *ocispec.Descriptor  `json:"config"`
+		Layers    []ocispec.Descriptor `json:"layers"`
+		Blobs     []ocispec.Descriptor `json:"blobs"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		c.problem(ref, ProblemUnreadable, "manifest is not JSON: %v", err)
+		return nil
+	}
+	for _, child := range m.Manifests {
+		if err := c.checkManifest(ctx, repo, repoName, child); err != nil {
+			return err
+		}
+	}
+	var blobs []ocispec.Descriptor
+	if m.Config != nil {
+		blobs = append(blobs, *m.Config)
+	}
+	blobs = append(blobs, m.Layers...)
+	blobs = append(blobs, m.Blobs...)
+	for _, b := range blobs {
+		if err := c.checkBlob(ctx, repo, repoName, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *checker) checkBlob(ctx context.Context, repo *remote.Repository, repoName string, want ocispec.Descriptor) error {
+	ref := repoName + "@" + want.Digest.String()
+	c.blobs++
+	desc, err := repo.Blobs().Resolve(ctx, want.Digest.String())
+	if errors.Is(err, errdef.ErrNotFound) {
+		c.problem(ref, ProblemMissing, "blob is not in the mirror")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("checking %s: %w", ref, err)
+	}
+	if desc.Size != want.Size {
+		c.problem(ref, ProblemSize, "blob is %d bytes, the manifest says %d", desc.Size, want.Size)
+		return nil
+	}
+	if !c.opts.Deep {
+		return nil
+	}
+	rc, err := repo.Blobs().Fetch(ctx, want)
+	if err != nil {
+		return fmt.Errorf("downloading %s: %w", ref, err)
+	}
+	defer rc.Close()
+	h := want.Digest.Algorithm().Hash()
+	n, err := io.Copy(h, rc)
+	if err != nil && !isMismatch(err) {
+		return fmt.Errorf("downloading %s: %w", ref, err)
+	}
+	if got := digest.NewDigest(want.Digest.Algorithm(), h); got != want.Digest {
+		c.problem(ref, ProblemDigest, "blob hashes to %s (%d bytes), the lock has %s", got, n, want.Digest)
+	}
+	return nil
+}
+
+// isMismatch recognises oras-go's content verification failures.
+func isMismatch(err error) bool {
+	return errors.Is(err, errdef.ErrInvalidDigest) || errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, errdef.ErrSizeExceedsLimit) ||
+		errors.Is(err, io.ErrUnexpectedEOF)
+}
