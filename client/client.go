@@ -155,8 +155,11 @@ func (c *Client) client() remote.Client {
 // they work, stores them in the docker config file (or the credential
 // helper it names) the way docker login does.
 func (c *Client) Login(ctx context.Context, host, user, password string) error {
-	if strings.Contains(host, "@") || strings.Contains(host, "/") {
-		return fmt.Errorf("login: %q is not a registry host (HOST or HOST:PORT)", redact(host))
+	if strings.Contains(host, "@") {
+		return errUserinfo
+	}
+	if strings.Contains(host, "/") {
+		return fmt.Errorf("login: %q is not a registry host (HOST or HOST:PORT)", host)
 	}
 	reg, err := remote.NewRegistry(host)
 	if err != nil {

@@ -119,6 +119,9 @@ func (e *AuthError) Error() string {
 		}
 		fmt.Fprintf(&sb, " (%s)", redact(strings.Join(msgs, "; ")))
 	}
+	if errors.Is(e.Err, auth.ErrBasicCredentialNotFound) {
+		fmt.Fprintf(&sb, " (no credentials for %s)", e.Host)
+	}
 	if e.StatusCode == http.StatusForbidden {
 		fmt.Fprintf(&sb, "; the credentials for %s do not allow this", e.Host)
 	} else {
@@ -207,6 +210,11 @@ func (a *authClient) Do(req *http.Request) (*http.Response, error) {
 			// The token service refused the credentials.
 			return nil, &AuthError{Host: req.URL.Host, Method: req.Method, Path: req.URL.Path,
 				StatusCode: er.StatusCode, Err: err, ConfigPath: a.configPath}
+		}
+		if errors.Is(err, auth.ErrBasicCredentialNotFound) {
+			// The registry asked for basic auth and we have nothing for it.
+			return nil, &AuthError{Host: req.URL.Host, Method: req.Method, Path: req.URL.Path,
+				StatusCode: http.StatusUnauthorized, Err: err, ConfigPath: a.configPath}
 		}
 		return nil, Redact(err)
 	}

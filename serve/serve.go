@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/distribution/distribution/v3/configuration"
@@ -115,6 +116,23 @@ type Server struct {
 	srv  *http.Server
 	app  *handlers.App
 	done chan error
+
+	mu    sync.Mutex
+	conns map[net.Conn]http.ConnState
+}
+
+// trackConn remembers connection states, so that Close can drop
+// connections that never sent a request (http.Server.Shutdown waits five
+// seconds for those).
+func (s *Server) trackConn(c net.Conn, st http.ConnState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch st {
+	case http.StateClosed, http.StateHijacked:
+		delete(s.conns, c)
+	default:
+		s.conns[c] = st
+	}
 }
 
 // URL returns the server's base URL, "http://ADDR" or "https://ADDR".
@@ -227,9 +245,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			TLSConfig:         tlsCfg,
 			ErrorLog:          log.New(logWriter(opts.Log), "serve: ", 0),
 		},
-		app:  app,
-		done: make(chan error, 1),
+		app:   app,
+		done:  make(chan error, 1),
+		conns: map[net.Conn]http.ConnState{},
 	}
+	s.srv.ConnState = s.trackConn
 	if tlsCfg != nil {
 		ln = tls.NewListener(ln, tlsCfg)
 	}
@@ -325,6 +345,14 @@ func (s *Server) Wait() error {
 func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	s.srv.SetKeepAlivesEnabled(false)
+	s.mu.Lock()
+	for c, st := range s.conns {
+		if st == http.StateNew || st == http.StateIdle {
+			_ = c.Close()
+		}
+	}
+	s.mu.Unlock()
 	err := s.srv.Shutdown(ctx)
 	_ = s.app.Shutdown()
 	return err
