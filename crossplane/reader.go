@@ -67,8 +67,8 @@ var ErrNotPackage = format.ErrNotPackage
 // Read fetches, for an index, the linux/amd64 manifest (else the first
 // one that is not an attestation), then the base layer, streaming it
 // through gzip (or zstd, or none) and tar until package.yaml. That is at
-// most three requests beyond the root manifest the resolver already holds:
-// platform manifest and one layer. Images without the annotation (built
+// most two requests beyond the root manifest the resolver already holds:
+// the platform manifest (under an index) and the base layer. Images without the annotation (built
 // before it existed) are searched by flattening: layers last to first,
 // honouring whiteouts, each at most MaxPackageSize; this costs one request
 // per layer searched.

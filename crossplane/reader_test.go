@@ -1,15 +1,19 @@
 package crossplane_test
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -267,6 +271,116 @@ func TestMatch(t *testing.T) {
 			d := ocispec.Descriptor{MediaType: tt.mediaType, Digest: digest.FromBytes(tt.body), Size: int64(len(tt.body))}
 			if got := (crossplane.Reader{}).Match(d, tt.body); got != tt.want {
 				t.Errorf("Match = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// tarOf returns an uncompressed tar of name -> content.
+func tarOf(t *testing.T, files ...string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for i := 0; i+1 < len(files); i += 2 {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: files[i], Mode: 0o644, Size: int64(len(files[i+1]))}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(files[i+1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func zstdOf(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw, err := zstd.NewWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestReadLayers pushes hand-built images (layer encodings the fixture
+// writer does not produce) and reads them back.
+func TestReadLayers(t *testing.T) {
+	ctx := context.Background()
+	reg := registrytest.New(t)
+	const pkgYAML = "apiVersion: meta.pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: p\n"
+	base := map[string]string{crossplane.AnnotationKey: crossplane.AnnotationBase}
+	type layer struct {
+		mediaType   string
+		data        []byte
+		annotations map[string]string
+	}
+	tests := []struct {
+		name     string
+		layers   []layer
+		wantName string
+		wantErr  error
+		wantReqs int
+	}{
+		{"zstd base layer", []layer{{ocispec.MediaTypeImageLayerZstd, zstdOf(t, tarOf(t, "package.yaml", pkgYAML)), base}}, "p", nil, 1},
+		{"uncompressed base layer, leading slash", []layer{{ocispec.MediaTypeImageLayer, tarOf(t, "/package.yaml", pkgYAML), base}}, "p", nil, 1},
+		{"base layer without package.yaml", []layer{{ocispec.MediaTypeImageLayer, tarOf(t, "other.yaml", pkgYAML), base}}, "", nil, 1},
+		{"flattened: top layer wins", []layer{
+			{ocispec.MediaTypeImageLayer, tarOf(t, "package.yaml", "not: this"), nil},
+			{ocispec.MediaTypeImageLayer, tarOf(t, "package.yaml", pkgYAML), nil},
+		}, "p", nil, 1},
+		{"flattened: whiteout deletes package.yaml", []layer{
+			{ocispec.MediaTypeImageLayer, tarOf(t, "package.yaml", pkgYAML), nil},
+			{ocispec.MediaTypeImageLayer, tarOf(t, ".wh.package.yaml", ""), nil},
+		}, "", crossplane.ErrNotPackage, 1},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			repo := newRepo(t, reg, fmt.Sprintf("layers/img%d", i))
+			var descs []ocispec.Descriptor
+			for _, l := range tt.layers {
+				d, err := oras.PushBytes(ctx, repo, l.mediaType, l.data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				d.Annotations = l.annotations
+				descs = append(descs, d)
+			}
+			cd, err := oras.PushBytes(ctx, repo, ocispec.MediaTypeImageConfig, []byte("{}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, _ := json.Marshal(ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest, Config: cd, Layers: descs})
+			desc, err := oras.PushBytes(ctx, repo, ocispec.MediaTypeImageManifest, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg.Reset()
+			md, err := crossplane.Reader{}.Read(ctx, repo, desc, m)
+			if n := len(reg.Requests()); n != tt.wantReqs {
+				t.Errorf("%d requests, want %d", n, tt.wantReqs)
+			}
+			switch {
+			case tt.wantErr != nil:
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("error %v, want %v", err, tt.wantErr)
+				}
+			case tt.wantName == "":
+				if err == nil {
+					t.Fatalf("read %+v, want an error", md)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case md.Name != tt.wantName || md.Kind != format.KindCrossplaneProvider:
+				t.Errorf("read %+v, want provider %q", md, tt.wantName)
 			}
 		})
 	}
