@@ -243,6 +243,24 @@ func TestTokenRegistry(t *testing.T) {
 	l.check(t, append(reg.Tokens(), reg.Password)...)
 }
 
+// logBuffer collects log lines written from several goroutines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
 // countingListener counts accepted connections.
 type countingListener struct {
 	net.Listener
@@ -296,6 +314,7 @@ func TestTLSFailures(t *testing.T) {
 				t.Fatal("resolve succeeded")
 			}
 			msg := err.Error()
+			t.Log(msg)
 			for _, want := range []string{srv.Addr, tt.reason, "retrying will not help"} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("error %q does not contain %q", msg, want)
@@ -413,7 +432,8 @@ func hasAuthEntry(t *testing.T, path, host string) bool {
 func TestNoSecretsInErrors(t *testing.T) {
 	ctx := context.Background()
 	var l leaks
-	reg := authtest.NewTLSRegistry(t, authtest.Options{})
+	logs := &logBuffer{}
+	reg := authtest.NewTLSRegistry(t, authtest.Options{Log: logs})
 	c := newClient(t, client.Options{CAFile: reg.CAFile, RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
 
 	for _, ref := range []string{
@@ -451,6 +471,7 @@ func TestNoSecretsInErrors(t *testing.T) {
 	tok.Server.Close()
 	l.add(pushPull(t, good, tok.Host+"/a/b"))
 
+	l.add(errors.New(logs.String())) // the registry's own log lines
 	if len(l.msgs) < 6 {
 		t.Fatalf("only %d errors collected", len(l.msgs))
 	}

@@ -2,6 +2,11 @@
 // registries: HTTPS by default, plain HTTP for loopback hosts and hosts
 // named with --plain-http, credentials from docker's config.json, and
 // retries with backoff for idempotent requests.
+//
+// Certificate problems come back as *TLSError (naming the host and the
+// reason, never retried); a registry refusing credentials comes back as
+// *AuthError (naming the host, containing "unauthorized"). No error carries
+// a password, token or Authorization header value.
 package client
 
 import (

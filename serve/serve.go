@@ -332,6 +332,17 @@ func newMux(app http.Handler, extra map[string]http.Handler) http.Handler {
 	})
 }
 
+// closeUnused closes connections with no request in flight.
+func (s *Server) closeUnused() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c, st := range s.conns {
+		if st == http.StateNew || st == http.StateIdle {
+			_ = c.Close()
+		}
+	}
+}
+
 // Wait blocks until the server stops and returns why.
 func (s *Server) Wait() error {
 	err := <-s.done
@@ -346,14 +357,19 @@ func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	s.srv.SetKeepAlivesEnabled(false)
-	s.mu.Lock()
-	for c, st := range s.conns {
-		if st == http.StateNew || st == http.StateIdle {
-			_ = c.Close()
+	shut := make(chan error, 1)
+	go func() { shut <- s.srv.Shutdown(ctx) }()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	var err error
+	for waiting := true; waiting; {
+		s.closeUnused()
+		select {
+		case err = <-shut:
+			waiting = false
+		case <-tick.C:
 		}
 	}
-	s.mu.Unlock()
-	err := s.srv.Shutdown(ctx)
 	_ = s.app.Shutdown()
 	return err
 }
