@@ -17,6 +17,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 )
 
 // ErrNotFound is returned by a Store for a mixin, version or file it does
@@ -115,7 +116,7 @@ func serveFeed(w http.ResponseWriter, r *http.Request, store Store) {
 		Link:   atomLink{Rel: "self", Href: base + "/atom.xml"},
 		Author: outAuthor{Name: "ferry"},
 	}
-	var updated time.Time
+	updated := time.Unix(0, 0)
 	names := map[string]bool{}
 	for _, s := range stored {
 		if !names[s.Name] {
@@ -185,6 +186,9 @@ type RegistryStore struct {
 	// Prefix is the mirror's path prefix ("" or, for --to HOST/mirror,
 	// "mirror").
 	Prefix string
+	// Names, when set, lists the mixins to serve instead of reading the
+	// catalog, for registries that do not offer /v2/_catalog.
+	Names []string
 }
 
 // repoPrefix returns "PREFIX/porter-mixins/".
@@ -197,16 +201,23 @@ func (s *RegistryStore) repoPrefix() string {
 func (s *RegistryStore) List(ctx context.Context) ([]Stored, error) {
 	prefix := s.repoPrefix()
 	var names []string
-	err := s.Registry.Repositories(ctx, "", func(repos []string) error {
-		for _, r := range repos {
-			if name, ok := strings.CutPrefix(r, prefix); ok && CheckName(name) == nil {
-				names = append(names, name)
-			}
+	for _, n := range s.Names {
+		if CheckName(n) == nil {
+			names = append(names, n)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("listing repositories of %s: %w", s.Registry.Reference.Registry, err)
+	}
+	if len(s.Names) == 0 {
+		err := s.Registry.Repositories(ctx, "", func(repos []string) error {
+			for _, r := range repos {
+				if name, ok := strings.CutPrefix(r, prefix); ok && CheckName(name) == nil {
+					names = append(names, name)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing repositories of %s: %w", s.Registry.Reference.Registry, err)
+		}
 	}
 	sort.Strings(names)
 	var out []Stored
@@ -216,10 +227,14 @@ func (s *RegistryStore) List(ctx context.Context) ([]Stored, error) {
 			return nil, fmt.Errorf("mixin %s: %w", name, err)
 		}
 		var tags []string
-		if err := repo.Tags(ctx, "", func(t []string) error {
+		err = repo.Tags(ctx, "", func(t []string) error {
 			tags = append(tags, t...)
 			return nil
-		}); err != nil {
+		})
+		if isNotFound(err) && len(s.Names) > 0 {
+			continue
+		}
+		if err != nil {
 			return nil, fmt.Errorf("listing tags of %s: %w", prefix+name, err)
 		}
 		var versions []Stored
@@ -260,7 +275,7 @@ func (s *RegistryStore) Open(ctx context.Context, name, version, file string) (i
 		return nil, 0, fmt.Errorf("mixin %s: %w", name, err)
 	}
 	a, err := readArtifact(ctx, repo, tag)
-	if errors.Is(err, errdef.ErrNotFound) {
+	if isNotFound(err) {
 		return nil, 0, fmt.Errorf("mixin %s %s: %w", name, version, ErrNotFound)
 	}
 	if err != nil {
@@ -293,4 +308,14 @@ func lessVersion(a, b string) bool {
 	vs := []Version{{Version: a}, {Version: b}}
 	sortVersions(vs)
 	return vs[0].Version == a && a != b
+}
+
+// isNotFound reports whether err says that a repository, tag or blob does
+// not exist.
+func isNotFound(err error) bool {
+	if errors.Is(err, errdef.ErrNotFound) {
+		return true
+	}
+	var er *errcode.ErrorResponse
+	return errors.As(err, &er) && er.StatusCode == http.StatusNotFound
 }
