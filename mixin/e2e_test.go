@@ -242,6 +242,23 @@ func TestEndToEnd(t *testing.T) {
 	}
 	srv := httptest.NewServer(NewHandler(&RegistryStore{Registry: regClient, Prefix: "mirror"}))
 	defer srv.Close()
+	served, err := LoadFeed(ctx, http.DefaultClient, srv.URL+"/mixins/atom.xml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range served.Names() {
+		for _, v := range served.Versions(n) {
+			got = append(got, n+"@"+v.Version+":"+fileNames(v.Files))
+		}
+	}
+	if want := []string{
+		"exec@v1.0.0:exec-linux-amd64",
+		"exec@v1.2.3:exec-darwin-amd64 exec-darwin-arm64 exec-linux-amd64 exec-linux-arm64 exec-windows-amd64.exe",
+		"helm3@v1.2.3:helm3-darwin-arm64 helm3-linux-amd64",
+	}; !slices.Equal(got, want) || len(served.Warnings) != 0 {
+		t.Errorf("served feed %q (warnings %q), want %q", got, served.Warnings, want)
+	}
 	for _, tt := range []struct {
 		name, version, goos, goarch string
 		lock                        *Locked
