@@ -118,6 +118,8 @@ func Install(ctx context.Context, l *lock.Lock, opts Options) (*Plan, error) {
 			return nil, err
 		}
 	}
+	// The layout store stages downloads in ingest/; it is empty by now.
+	_ = os.Remove(filepath.Join(tmp, "ingest"))
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return nil, err
 	}

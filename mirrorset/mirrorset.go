@@ -192,3 +192,42 @@ func (m *MirrorSet) Digest() string {
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
+
+// FromArgs returns the MirrorSet named by command-line ROOTs: OCI
+// references, or one ferry.yaml path; with none, ferry.yaml in the working
+// directory. It also returns the file the inputs came from, if any.
+func FromArgs(args []string, version string) (*MirrorSet, string, error) {
+	if len(args) == 0 {
+		m, err := Load(DefaultFile)
+		return m, DefaultFile, err
+	}
+	var refs []string
+	var file string
+	for _, a := range args {
+		if isFile(a) {
+			if file != "" {
+				return nil, "", exitcode.BadInput("more than one input file: %s and %s", file, a)
+			}
+			file = a
+			continue
+		}
+		refs = append(refs, a)
+	}
+	if file == "" {
+		m, err := FromRefs(refs, version)
+		return m, "", err
+	}
+	if len(refs) > 0 {
+		return nil, "", exitcode.BadInput("give either references or an input file (%s), not both", file)
+	}
+	m, err := Load(file)
+	return m, file, err
+}
+
+func isFile(arg string) bool {
+	if strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
+		return true
+	}
+	st, err := os.Stat(arg)
+	return err == nil && !st.IsDir()
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ferryhq/ferry"
+	"github.com/ferryhq/ferry/client"
+	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/porter"
+)
+
+// globalFlags are the flags every command shares.
+type globalFlags struct {
+	output         string
+	jobs           int
+	plainHTTP      []string
+	caFile         string
+	registryConfig string
+	quiet          bool
+	logLevel       string
+}
+
+func (g *globalFlags) register(c *cobra.Command) {
+	f := c.PersistentFlags()
+	f.StringVarP(&g.output, "output", "o", "", "output format: text or json (resolve: tree, json, dot or plan)")
+	f.IntVarP(&g.jobs, "jobs", "j", 8, "maximum concurrent registry operations")
+	f.StringArrayVar(&g.plainHTTP, "plain-http", nil, "speak plain HTTP to this registry host (repeatable; loopback hosts need no flag)")
+	f.StringVar(&g.caFile, "ca-file", "", "PEM file of extra root certificates for registry TLS")
+	f.StringVar(&g.registryConfig, "registry-config", "", "docker config.json with registry credentials (default $DOCKER_CONFIG/config.json or ~/.docker/config.json)")
+	f.BoolVarP(&g.quiet, "quiet", "q", false, "print only results and errors")
+	f.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+}
+
+// env builds the pipeline environment from the flags.
+func (g *globalFlags) env() (*ferry.Env, error) {
+	if g.jobs < 1 {
+		return nil, exitcode.BadInput("-j must be at least 1")
+	}
+	c, err := client.New(client.Options{PlainHTTP: g.plainHTTP, CAFile: g.caFile, RegistryConfig: g.registryConfig})
+	if err != nil {
+		return nil, exitcode.With(exitcode.Usage, err)
+	}
+	return &ferry.Env{Client: c, Formats: formats(), Concurrency: g.jobs}, nil
+}
+
+// formats lists the package formats ferry reads, in the order tried.
+func formats() []format.Reader {
+	return []format.Reader{porter.Reader{}}
+}
+
+// checkOutput rejects an -o value the command does not know.
+func (g *globalFlags) checkOutput(allowed ...string) error {
+	if g.output == "" {
+		return nil
+	}
+	for _, a := range allowed {
+		if g.output == a {
+			return nil
+		}
+	}
+	return exitcode.BadInput("-o %s: want one of %v", g.output, allowed)
+}
+
+func (g *globalFlags) json() bool { return g.output == "json" }
+
+// progress writes a progress line to stderr unless --quiet.
+func (g *globalFlags) progress(format string, args ...any) {
+	if g.quiet {
+		return
+	}
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func warn(warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintln(os.Stderr, "warning: "+w)
+	}
+}
+
+// cobraExactArgs is cobra.ExactArgs with ferry's usage exit code.
+func cobraExactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
+			return exitcode.BadInput("%w (see %s --help)", err, cmd.CommandPath())
+		}
+		return nil
+	}
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/install"
+	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/relocate"
+)
+
+func newInstallCmd(g *globalFlags) *cobra.Command {
+	var lockPath, mirror, dest string
+	c := &cobra.Command{
+		Use:   "install --dest DIR [--lock F] [--mirror HOST[/PREFIX]]",
+		Short: "Materialise the locked closure from the mirror",
+		Long: `Install reads only from the mirror, using only the lock: it copies every
+package into an OCI image layout in DIR, verifying every digest, and
+writes relocation-mapping.json (CNAB format: every original reference to
+its mirror@digest) and plan.json (install order). DIR is written to a
+temporary directory and renamed into place: after a failure it is
+unchanged.`,
+		Example: `  ferry install --dest ./install
+  ferry install --lock ferry.lock --mirror registry.dr.acme.com/mirror --dest /opt/bundles`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := g.checkOutput("text", "json"); err != nil {
+				return err
+			}
+			if dest == "" {
+				return exitcode.BadInput("--dest is required")
+			}
+			l, err := lock.Read(lockPath)
+			if err != nil {
+				return err
+			}
+			env, err := g.env()
+			if err != nil {
+				return err
+			}
+			opts := install.Options{Registry: env.Client, Dest: dest, Concurrency: g.jobs}
+			if mirror != "" {
+				m, err := relocate.ParseMapping(mirror)
+				if err != nil {
+					return err
+				}
+				opts.Mirror = &m
+			}
+			plan, err := install.Install(cmd.Context(), l, opts)
+			if err != nil {
+				return err
+			}
+			if g.json() {
+				return writeJSON(os.Stdout, plan)
+			}
+			for _, st := range plan.Steps {
+				g.progress("%d. %s %s", st.Order, st.Kind, st.Mirror)
+			}
+			g.progress("installed %d packages into %s", len(plan.Steps), dest)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&lockPath, "lock", lock.DefaultFile, "lock file to install")
+	c.Flags().StringVar(&mirror, "mirror", "", "read from this mirror HOST[/PREFIX] instead of the one in the lock")
+	c.Flags().StringVar(&dest, "dest", "", "install directory (required)")
+	return c
+}

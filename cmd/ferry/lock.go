@@ -1,0 +1,94 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ferryhq/ferry"
+	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/mirrorset"
+)
+
+var ferryUpdateNone = ferry.Update{}
+
+func newLockCmd(g *globalFlags) *cobra.Command {
+	var lockPath, version string
+	var update []string
+	c := &cobra.Command{
+		Use:   "lock [ROOT...]",
+		Short: "Resolve the closure and write ferry.lock",
+		Long: `Lock resolves the closure and writes every package, image and mixin binary
+by digest to ferry.lock, atomically. Versions already locked are kept while
+they satisfy every constraint; --update re-resolves all of them, or
+--update=NAME,... only the named ones (a source repository or its last
+path element). A second run with nothing changed leaves the file
+byte-identical.`,
+		Example: `  ferry lock                          # ferry.yaml -> ferry.lock
+  ferry lock ghcr.io/acme/app:v1.2.0 --lock app.lock
+  ferry lock --update                 # move every package to its newest allowed version
+  ferry lock --update=mysql           # only mysql`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := g.checkOutput("text", "json"); err != nil {
+				return err
+			}
+			ms, _, err := mirrorset.FromArgs(args, version)
+			if err != nil {
+				return err
+			}
+			prev, err := readLockIfExists(lockPath)
+			if err != nil {
+				return err
+			}
+			env, err := g.env()
+			if err != nil {
+				return err
+			}
+			l, graph, err := env.Lock(cmd.Context(), ms, prev, updateFrom(cmd, update))
+			if err != nil {
+				return err
+			}
+			warn(graph.Warnings)
+			if err := l.Write(lockPath); err != nil {
+				return fmt.Errorf("writing %s: %w", lockPath, err)
+			}
+			if g.json() {
+				return writeJSON(os.Stdout, l)
+			}
+			g.progress("locked %d packages in %s", len(l.Resolved()), lockPath)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&lockPath, "lock", lock.DefaultFile, "lock file to write")
+	c.Flags().StringVar(&version, "version", "", "semver constraint for ROOT references without a tag")
+	c.Flags().StringSliceVar(&update, "update", nil, "re-resolve locked versions: all, or the named packages (--update=NAME,...)")
+	c.Flags().Lookup("update").NoOptDefVal = "*"
+	return c
+}
+
+func updateFrom(cmd *cobra.Command, names []string) ferry.Update {
+	if !cmd.Flags().Changed("update") {
+		return ferry.Update{}
+	}
+	for _, n := range names {
+		if n == "*" {
+			return ferry.Update{All: true}
+		}
+	}
+	return ferry.Update{Names: names}
+}
+
+// readLockIfExists reads path, or returns nil when there is no lock yet.
+func readLockIfExists(path string) (*lock.Lock, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	l, err := lock.Read(path)
+	if err != nil {
+		return nil, exitcode.With(exitcode.Usage, err)
+	}
+	return l, nil
+}

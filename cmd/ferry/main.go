@@ -1,0 +1,66 @@
+// Command ferry carries packages, and everything they depend on, into
+// private and air-gapped OCI registries, and proves with a digest-verified
+// lockfile that what gets installed is exactly what was resolved.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ferryhq/ferry/exitcode"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRootCmd().ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		var silent *silentError
+		if !errors.As(err, &silent) {
+			fmt.Fprintln(os.Stderr, "ferry: "+err.Error())
+		}
+		os.Exit(exitcode.Of(err))
+	}
+}
+
+// silentError carries an exit code for a failure the command has already
+// reported in full.
+type silentError struct{ code int }
+
+func (e *silentError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func exitSilently(code int) error { return exitcode.With(code, &silentError{code: code}) }
+
+func newRootCmd() *cobra.Command {
+	g := &globalFlags{}
+	root := &cobra.Command{
+		Use:   "ferry",
+		Short: "Carry packages and their whole dependency closure into private OCI registries",
+		Long: `ferry resolves the full dependency closure of Porter bundles, Porter mixins
+and Crossplane packages, locks it by digest in ferry.lock, mirrors it into a
+private registry, verifies a lock against a mirror, and installs from the
+mirror using only the lock.`,
+		Example: `  ferry resolve ghcr.io/acme/app:v1.2.0
+  ferry lock                       # reads ferry.yaml, writes ferry.lock
+  ferry mirror --to registry.internal/mirror
+  ferry verify --deep
+  ferry install --dest ./install`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return exitcode.BadInput("%w (see %s --help)", err, c.CommandPath())
+	})
+	g.register(root)
+	root.AddCommand(
+		newResolveCmd(g), newLockCmd(g), newMirrorCmd(g), newVerifyCmd(g),
+		newInstallCmd(g), newServeCmd(g), newWhyCmd(g), newDiffCmd(g), newVersionCmd(g),
+	)
+	return root
+}

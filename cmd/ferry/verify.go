@@ -1,0 +1,87 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/mirrorset"
+	"github.com/ferryhq/ferry/relocate"
+	"github.com/ferryhq/ferry/verify"
+)
+
+func newVerifyCmd(g *globalFlags) *cobra.Command {
+	var lockPath, mirror string
+	var deep bool
+	c := &cobra.Command{
+		Use:   "verify [--lock F] [--mirror HOST[/PREFIX]] [--deep]",
+		Short: "Check a lock against a mirror",
+		Long: `Verify checks that every locked manifest and every child descriptor is in
+the mirror with the locked digest and size, and that each locked tag points
+at the locked digest. --deep also downloads and re-hashes every blob. A
+ferry.yaml beside the lock that changed since the lock was written makes
+the lock stale. Every problem is listed; the exit code is 3 if there is
+any.`,
+		Example: `  ferry verify
+  ferry verify --deep -o json
+  ferry verify --lock ferry.lock --mirror registry.dr.acme.com/mirror`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := g.checkOutput("text", "json"); err != nil {
+				return err
+			}
+			l, err := lock.Read(lockPath)
+			if err != nil {
+				return err
+			}
+			env, err := g.env()
+			if err != nil {
+				return err
+			}
+			opts := verify.Options{Registry: env.Client, Deep: deep, Concurrency: g.jobs}
+			if mirror != "" {
+				m, err := relocate.ParseMapping(mirror)
+				if err != nil {
+					return err
+				}
+				opts.Mirror = &m
+			}
+			inputs := filepath.Join(filepath.Dir(lockPath), mirrorset.DefaultFile)
+			if ms, err := mirrorset.Load(inputs); err == nil {
+				opts.Inputs, opts.InputsFile = ms.Digest(), inputs
+			} else if _, statErr := os.Stat(inputs); !errors.Is(statErr, os.ErrNotExist) {
+				return err
+			}
+			rep, err := verify.Verify(cmd.Context(), l, opts)
+			if err != nil {
+				return err
+			}
+			if g.json() {
+				if err := writeJSON(os.Stdout, rep); err != nil {
+					return err
+				}
+			} else {
+				for _, p := range rep.Problems {
+					fmt.Println(p.String())
+				}
+				if rep.OK() {
+					g.progress("verified %d packages: %d manifests, %d blobs%s", rep.Packages, rep.Manifests, rep.Blobs, map[bool]string{true: " (re-hashed)"}[deep])
+				} else {
+					fmt.Fprintf(os.Stderr, "ferry: %d problems: the lock and the mirror disagree\n", len(rep.Problems))
+				}
+			}
+			if !rep.OK() {
+				return exitSilently(exitcode.Mismatch)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&lockPath, "lock", lock.DefaultFile, "lock file to verify")
+	c.Flags().StringVar(&mirror, "mirror", "", "read from this mirror HOST[/PREFIX] instead of the one in the lock")
+	c.Flags().BoolVar(&deep, "deep", false, "download and re-hash every blob")
+	return c
+}

@@ -1,0 +1,82 @@
+package lock
+
+import "fmt"
+
+// Change is one difference between two locks.
+type Change struct {
+	// Op is "added", "removed" or "changed".
+	Op string `json:"op"`
+	// Kind is "package" or "mixin".
+	Kind string `json:"kind"`
+	// Name is a package's source or a mixin's name.
+	Name       string `json:"name"`
+	OldVersion string `json:"oldVersion,omitempty"`
+	NewVersion string `json:"newVersion,omitempty"`
+	OldDigest  string `json:"oldDigest,omitempty"`
+	NewDigest  string `json:"newDigest,omitempty"`
+}
+
+func (c Change) String() string {
+	switch c.Op {
+	case "added":
+		return fmt.Sprintf("+ %s %s %s %s", c.Kind, c.Name, c.NewVersion, c.NewDigest)
+	case "removed":
+		return fmt.Sprintf("- %s %s %s %s", c.Kind, c.Name, c.OldVersion, c.OldDigest)
+	}
+	return fmt.Sprintf("~ %s %s %s -> %s (%s -> %s)", c.Kind, c.Name, c.OldVersion, c.NewVersion, c.OldDigest, c.NewDigest)
+}
+
+// Diff lists what changed from a to b, packages first, each sorted by name.
+func Diff(a, b *Lock) []Change {
+	out := []Change{}
+	type entry struct{ version, digest string }
+	pk := func(l *Lock) (map[string]entry, []string) {
+		m := map[string]entry{}
+		var names []string
+		for _, p := range l.Packages {
+			d := p.Digest
+			if p.ReplacedBy != "" {
+				d = "replaced by " + p.ReplacedBy
+			}
+			m[p.Source] = entry{p.Version, d}
+			names = append(names, p.Source)
+		}
+		return m, names
+	}
+	mx := func(l *Lock) (map[string]entry, []string) {
+		m := map[string]entry{}
+		var names []string
+		for _, x := range l.Mixins {
+			m[x.Name] = entry{x.Version, x.Mirror}
+			names = append(names, x.Name)
+		}
+		return m, names
+	}
+	compare := func(kind string, am, bm map[string]entry, an, bn []string) {
+		for _, n := range an {
+			old := am[n]
+			nw, ok := bm[n]
+			switch {
+			case !ok:
+				out = append(out, Change{Op: "removed", Kind: kind, Name: n, OldVersion: old.version, OldDigest: old.digest})
+			case old != nw:
+				out = append(out, Change{Op: "changed", Kind: kind, Name: n, OldVersion: old.version, NewVersion: nw.version, OldDigest: old.digest, NewDigest: nw.digest})
+			}
+		}
+		for _, n := range bn {
+			if _, ok := am[n]; !ok {
+				nw := bm[n]
+				out = append(out, Change{Op: "added", Kind: kind, Name: n, NewVersion: nw.version, NewDigest: nw.digest})
+			}
+		}
+	}
+	a.sort()
+	b.sort()
+	am, an := pk(a)
+	bm, bn := pk(b)
+	compare("package", am, bm, an, bn)
+	am, an = mx(a)
+	bm, bn = mx(b)
+	compare("mixin", am, bm, an, bn)
+	return out
+}
