@@ -159,6 +159,8 @@ func Handler(ctx context.Context, opts Options) (*handlers.App, error) {
 
 	cfg := &configuration.Configuration{}
 	cfg.Log.Level = "error"
+	// Without a limit distribution lists no repositories at all.
+	cfg.Catalog.MaxEntries = 1000
 	cfg.Log.AccessLog.Disabled = true
 	cfg.Storage = configuration.Storage{
 		"filesystem": configuration.Parameters{"rootdirectory": opts.Root},
