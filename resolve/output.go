@@ -117,7 +117,7 @@ func writeTree(w io.Writer, g *Graph) error {
 		if p != nil {
 			label = fmt.Sprintf("%s (%s) %s", p.Label(), p.Kind, short(p.Descriptor.Digest.String()))
 		}
-		if name != "" && !strings.HasSuffix(src, "/"+name) {
+		if name != "" && !strings.HasSuffix(src, "/"+name) && !strings.Contains(name, "/") {
 			label = name + ": " + label
 		}
 		if seen[src] && p != nil && len(p.Dependencies) > 0 {

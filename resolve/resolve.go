@@ -377,13 +377,7 @@ func (rs *roundState) choose(ctx context.Context, source string, reqs []requirem
 		return choice{}, withChain(reqs, source, err)
 	}
 	if pin != "" {
-		tag := ""
-		for _, r := range reqs {
-			if r.digest == pin && r.tag != "" {
-				tag = r.tag
-			}
-		}
-		return choice{tag: tag, digest: pin}, nil
+		return rs.choosePinned(ctx, source, pin, reqs)
 	}
 	if l, ok := rs.r.opts.Locked[source]; ok && l.Digest != "" && (rs.r.opts.Update == nil || !rs.r.opts.Update(source)) && satisfies(l.Version, reqs) {
 		return choice{tag: l.Version, digest: l.Digest}, nil
@@ -406,6 +400,47 @@ func (rs *roundState) choose(ctx context.Context, source string, reqs []requirem
 		return choice{}, err
 	}
 	return choice{tag: tag}, nil
+}
+
+// choosePinned checks a digest pin against the other requirements on the
+// same source: when some parent constrains the version instead, the pinned
+// digest must be the digest of a tag satisfying those constraints.
+func (rs *roundState) choosePinned(ctx context.Context, source string, pin digest.Digest, reqs []requirement) (choice, error) {
+	tag := ""
+	var others []requirement
+	for _, r := range reqs {
+		switch {
+		case r.digest == pin:
+			if r.tag != "" {
+				tag = r.tag
+			}
+		case !r.any:
+			others = append(others, r)
+		}
+	}
+	if len(others) == 0 {
+		return choice{tag: tag, digest: pin}, nil
+	}
+	tags, err := rs.r.listTags(ctx, source)
+	if err != nil {
+		return choice{}, withChain(reqs, source, err)
+	}
+	repo, err := rs.r.opts.Registry.Repository(source)
+	if err != nil {
+		return choice{}, err
+	}
+	for _, t := range candidates(others, tags) {
+		desc, err := repo.Resolve(ctx, t)
+		if err != nil {
+			return choice{}, withChain(reqs, source, fmt.Errorf("resolving %s:%s: %w", source, t, err))
+		}
+		if desc.Digest == pin {
+			return choice{tag: t, digest: pin}, nil
+		}
+	}
+	e := unsatisfiable(source, reqs, tags).(*UnsatisfiableError)
+	e.Pinned = pin
+	return choice{}, e
 }
 
 // satisfies reports whether a locked tag still meets every requirement.

@@ -135,6 +135,20 @@ func normaliseConstraint(s string) string {
 
 // pickTag chooses the highest tag satisfying every requirement.
 func pickTag(source string, reqs []requirement, tags []string) (string, error) {
+	for _, r := range reqs {
+		if _, _, err := constraintOf(r); err != nil {
+			return "", withChain(reqs, source, err)
+		}
+	}
+	c := candidates(reqs, tags)
+	if len(c) == 0 {
+		return "", unsatisfiable(source, reqs, tags)
+	}
+	return c[0], nil
+}
+
+// candidates returns the tags satisfying every requirement, best first.
+func candidates(reqs []requirement, tags []string) []string {
 	var cons []*semver.Constraints
 	exact := ""
 	for _, r := range reqs {
@@ -143,7 +157,7 @@ func pickTag(source string, reqs []requirement, tags []string) (string, error) {
 		}
 		c, ok, err := constraintOf(r)
 		if err != nil {
-			return "", err
+			return nil
 		}
 		if ok {
 			cons = append(cons, c)
@@ -151,7 +165,7 @@ func pickTag(source string, reqs []requirement, tags []string) (string, error) {
 		}
 		if r.tag != "" {
 			if exact != "" && exact != r.tag {
-				return "", unsatisfiable(source, reqs, tags)
+				return nil
 			}
 			exact = r.tag
 		}
@@ -159,10 +173,10 @@ func pickTag(source string, reqs []requirement, tags []string) (string, error) {
 	if exact != "" {
 		for _, t := range tags {
 			if t == exact {
-				return t, nil
+				return []string{t}
 			}
 		}
-		return "", unsatisfiable(source, reqs, tags)
+		return nil
 	}
 	type cand struct {
 		tag string
@@ -188,23 +202,27 @@ func pickTag(source string, reqs []requirement, tags []string) (string, error) {
 			cands = append(cands, cand{t, v})
 		}
 	}
-	if len(cands) == 0 {
-		return "", unsatisfiable(source, reqs, tags)
-	}
 	sort.Slice(cands, func(i, j int) bool {
 		if c := cands[i].v.Compare(cands[j].v); c != 0 {
 			return c > 0
 		}
 		return cands[i].tag < cands[j].tag
 	})
-	return cands[0].tag, nil
+	out := make([]string, len(cands))
+	for i, c := range cands {
+		out[i] = c.tag
+	}
+	return out
 }
 
 // UnsatisfiableError reports that no tag satisfies every parent's
 // constraint on a repository.
 type UnsatisfiableError struct {
-	Source       string
-	Chain        []string
+	Source string
+	Chain  []string
+	// Pinned is set when a parent pins a digest that no tag satisfying
+	// the other constraints has.
+	Pinned       digest.Digest
 	Requirements []string
 	Tags         []string
 }
@@ -220,6 +238,9 @@ func (e *UnsatisfiableError) Error() string {
 	} else {
 		fmt.Fprintf(&b, "%s: no tag satisfies every constraint: %s", e.Source, strings.Join(e.Requirements, "; "))
 	}
+	if e.Pinned != "" {
+		fmt.Fprintf(&b, " (%s is not the digest of any tag satisfying the other constraints)", e.Pinned)
+	}
 	fmt.Fprintf(&b, " (tags: %s)", strings.Join(e.Tags, " "))
 	return b.String()
 }
@@ -227,7 +248,12 @@ func (e *UnsatisfiableError) Error() string {
 func unsatisfiable(source string, reqs []requirement, tags []string) error {
 	e := &UnsatisfiableError{Source: source, Tags: sortedTags(tags)}
 	for _, r := range reqs {
-		e.Requirements = append(e.Requirements, r.describe())
+		d := r.describe()
+		if len(reqs) > 1 && len(r.chain) > 1 {
+			// Name the whole chain to each parent: root -> ... -> parent.
+			d = strings.Join(r.chain[:len(r.chain)-1], " -> ") + " -> " + d
+		}
+		e.Requirements = append(e.Requirements, d)
 	}
 	if len(reqs) == 1 {
 		e.Chain = reqs[0].chain

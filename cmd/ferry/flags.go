@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/client"
+	"github.com/ferryhq/ferry/crossplane"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/porter"
@@ -42,16 +45,49 @@ func (g *globalFlags) env() (*ferry.Env, error) {
 	if g.jobs < 1 {
 		return nil, exitcode.BadInput("-j must be at least 1")
 	}
-	c, err := client.New(client.Options{PlainHTTP: g.plainHTTP, CAFile: g.caFile, RegistryConfig: g.registryConfig})
+	c, err := g.client()
 	if err != nil {
-		return nil, exitcode.With(exitcode.Usage, err)
+		return nil, err
 	}
 	return &ferry.Env{Client: c, Formats: formats(), Concurrency: g.jobs}, nil
 }
 
+// client builds the registry client from --plain-http, --ca-file,
+// --registry-config and --log-level.
+func (g *globalFlags) client() (*client.Client, error) {
+	log, err := g.logger()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(client.Options{PlainHTTP: g.plainHTTP, CAFile: g.caFile, RegistryConfig: g.registryConfig, Log: log})
+	if err != nil {
+		return nil, exitcode.With(exitcode.Usage, err)
+	}
+	return c, nil
+}
+
+// logger returns a logger on stderr at --log-level. Log lines never carry
+// credentials: the registry client logs no header values.
+func (g *globalFlags) logger() (*slog.Logger, error) {
+	var level slog.Level
+	switch strings.ToLower(g.logLevel) {
+	case "debug":
+		level = slog.LevelDebug
+	case "info", "":
+		level = slog.LevelInfo
+	case "warn", "warning":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	default:
+		return nil, exitcode.BadInput("--log-level %q: want debug, info, warn or error", g.logLevel)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})), nil
+}
+
 // formats lists the package formats ferry reads, in the order tried.
 func formats() []format.Reader {
-	return []format.Reader{porter.Reader{}}
+	return []format.Reader{porter.Reader{}, crossplane.Reader{}}
 }
 
 // checkOutput rejects an -o value the command does not know.

@@ -43,5 +43,19 @@ func run(ctx context.Context, registry, registryConfig string) error {
 	for _, r := range cat.Roots() {
 		fmt.Printf("%s %s\n", r[0], r[1])
 	}
+	xp, err := fixture.SeedCrossplane(ctx, c, registry)
+	if err != nil {
+		return err
+	}
+	for _, r := range [][2]string{
+		{"crossplane-fully-qualified", xp.FullyQualified},
+		{"crossplane-org-qualified", xp.OrgQualified},
+		{"crossplane-name-only", xp.NameOnly},
+		{"crossplane-transitive", xp.Transitive},
+		{"crossplane-moved", xp.Moved},
+		{"crossplane-digest-conflict", xp.DigestConflict},
+	} {
+		fmt.Printf("%s %s\n", r[0], r[1])
+	}
 	return nil
 }
