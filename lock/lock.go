@@ -19,6 +19,7 @@ import (
 
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/resolve"
 )
 
@@ -79,22 +80,12 @@ type Image struct {
 	Size      int64  `yaml:"size,omitempty" json:"size,omitempty"`
 }
 
-// Mixin is one locked Porter mixin version.
-type Mixin struct {
-	Name       string            `yaml:"name" json:"name"`
-	Feed       string            `yaml:"feed" json:"feed"`
-	Constraint string            `yaml:"constraint,omitempty" json:"constraint,omitempty"`
-	Version    string            `yaml:"version" json:"version"`
-	Mirror     string            `yaml:"mirror,omitempty" json:"mirror,omitempty"`
-	Binaries   map[string]Binary `yaml:"binaries" json:"binaries"`
-}
+// Mixin is one locked Porter mixin version: the same type as
+// mixin.Locked, so the lock and the mixin package share one definition.
+type Mixin = mixin.Locked
 
-// Binary is one locked mixin binary.
-type Binary struct {
-	Digest string `yaml:"digest" json:"digest"`
-	Size   int64  `yaml:"size" json:"size"`
-	URL    string `yaml:"url" json:"url"`
-}
+// Binary is one locked mixin binary (mixin.Binary).
+type Binary = mixin.Binary
 
 // FromGraph builds a lock from a resolved graph and the inputs digest.
 func FromGraph(g *resolve.Graph, inputs string) *Lock {
@@ -198,12 +189,17 @@ func (l *Lock) Validate() error {
 			}
 		}
 	}
-	for _, m := range l.Mixins {
-		for name, b := range m.Binaries {
-			if _, err := digest.Parse(b.Digest); err != nil {
-				return fmt.Errorf("mixin %s %s: binary %s: digest %q: %w", m.Name, m.Version, name, b.Digest, err)
-			}
+	seenMixin := map[string]bool{}
+	for i := range l.Mixins {
+		m := &l.Mixins[i]
+		if err := m.Validate(); err != nil {
+			return err
 		}
+		key := m.Name + "@" + m.Version
+		if seenMixin[key] {
+			return fmt.Errorf("mixin %s %s is locked twice", m.Name, m.Version)
+		}
+		seenMixin[key] = true
 	}
 	return nil
 }

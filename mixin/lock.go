@@ -13,28 +13,28 @@ import (
 // artifact and every binary by digest.
 type Locked struct {
 	// Name is the mixin name, for example "exec".
-	Name string `yaml:"name"`
+	Name string `yaml:"name" json:"name"`
 	// Feed is the Atom feed URL the version was resolved from.
-	Feed string `yaml:"feed"`
+	Feed string `yaml:"feed" json:"feed"`
 	// Constraint is the version constraint as declared, if any.
-	Constraint string `yaml:"constraint,omitempty"`
+	Constraint string `yaml:"constraint,omitempty" json:"constraint,omitempty"`
 	// Version is the chosen version, for example "v1.2.3".
-	Version string `yaml:"version"`
+	Version string `yaml:"version" json:"version"`
 	// Mirror is "REPO@sha256:…" of the mirrored OCI artifact, once mirrored.
-	Mirror string `yaml:"mirror,omitempty"`
+	Mirror string `yaml:"mirror,omitempty" json:"mirror,omitempty"`
 	// Binaries maps a binary's file name (NAME-OS-ARCH[.exe]) to its digest,
 	// size and download URL.
-	Binaries map[string]Binary `yaml:"binaries"`
+	Binaries map[string]Binary `yaml:"binaries" json:"binaries"`
 }
 
 // Binary is one locked mixin binary.
 type Binary struct {
 	// Digest is "sha256:HEX" of the binary.
-	Digest string `yaml:"digest"`
+	Digest string `yaml:"digest" json:"digest"`
 	// Size is the binary's length in bytes.
-	Size int64 `yaml:"size"`
+	Size int64 `yaml:"size" json:"size"`
 	// URL is where the binary was downloaded from.
-	URL string `yaml:"url"`
+	URL string `yaml:"url" json:"url"`
 }
 
 // Keys returns the binary file names of l, sorted.
