@@ -15,6 +15,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -45,6 +46,10 @@ type Options struct {
 	Backoff time.Duration
 	// UserAgent is sent with every request.
 	UserAgent string
+	// Log, when set, receives one debug line per HTTP request (method,
+	// URL without query, status, duration) and never a header value, so
+	// credentials and tokens stay out of it. Nil logs nothing.
+	Log *slog.Logger
 }
 
 // Client creates repositories that share one HTTP client, one credential
@@ -85,7 +90,11 @@ func New(opts Options) (*Client, error) {
 	for _, h := range opts.PlainHTTP {
 		st.plain[strings.ToLower(h)] = true
 	}
-	rt := &retryTransport{next: st, max: opts.MaxRetries, backoff: opts.Backoff}
+	var next http.RoundTripper = st
+	if opts.Log != nil {
+		next = &logTransport{next: st, log: opts.Log}
+	}
+	rt := &retryTransport{next: next, max: opts.MaxRetries, backoff: opts.Backoff}
 
 	var store credentials.Store
 	var path string
@@ -101,6 +110,9 @@ func New(opts Options) (*Client, error) {
 		return nil, fmt.Errorf("reading registry credentials: %w", err)
 	}
 	store, path = ds, ds.ConfigPath()
+	if opts.Log != nil {
+		opts.Log.Debug("registry credentials", "config", path)
+	}
 
 	ua := opts.UserAgent
 	if ua == "" {

@@ -26,6 +26,10 @@ func ParseMapping(to string) (Mapping, error) {
 	if to == "" {
 		return Mapping{}, exitcode.BadInput("no mirror given: pass --to HOST[/PREFIX]")
 	}
+	if host, _, _ := strings.Cut(to, "/"); strings.Contains(host, "@") {
+		// Never quote to: it holds a password.
+		return Mapping{}, exitcode.BadInput("mirror: registry references must not contain credentials (user:password@host); use ferry login or --registry-config instead")
+	}
 	if strings.Contains(to, "://") {
 		return Mapping{}, exitcode.BadInput("mirror %q: write HOST[/PREFIX] without a URL scheme", to)
 	}

@@ -61,6 +61,7 @@ mirror using only the lock.`,
 	root.AddCommand(
 		newResolveCmd(g), newLockCmd(g), newMirrorCmd(g), newVerifyCmd(g),
 		newInstallCmd(g), newServeCmd(g), newWhyCmd(g), newDiffCmd(g), newVersionCmd(g),
+		newLoginCmd(g), newLogoutCmd(g),
 	)
 	return root
 }

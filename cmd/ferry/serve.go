@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/serve"
@@ -15,16 +17,39 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 	opts := serve.Options{}
 	var addrFile string
 	c := &cobra.Command{
-		Use:   "serve --root DIR [--addr 127.0.0.1:5000]",
+		Use:   "serve --root DIR [--addr 127.0.0.1:5000] [--tls-cert F --tls-key F] [--htpasswd F] [--read-only]",
 		Short: "Run the embedded OCI registry",
 		Long: `Serve runs a CNCF distribution registry with filesystem storage in DIR.
 crane, oras, docker and ferry push to it and pull from it. Port 0 picks a
-free port; --addr-file writes the address actually used.`,
+free port; --addr-file writes the address actually used.
+
+--tls-cert and --tls-key serve HTTPS. --htpasswd FILE requires basic-auth
+credentials (bcrypt entries, as written by "htpasswd -B") for every
+request, or only for writes with --anonymous-read. --read-only refuses
+every write. The Porter mixin endpoints obey the same rules.
+
+On an address other than loopback, serve refuses to start with neither
+TLS nor --htpasswd, since anyone who can reach the port could read and
+overwrite the mirror; --insecure starts it anyway.`,
 		Example: `  ferry serve --root /var/lib/ferry --addr 127.0.0.1:5000
-  ferry serve --root ./reg --addr 127.0.0.1:0 --addr-file ./reg.addr`,
+  ferry serve --root ./reg --addr 127.0.0.1:0 --addr-file ./reg.addr
+
+  # On the network: HTTPS, credentials for everything
+  htpasswd -cBb /etc/ferry/htpasswd mirror 's3cret'
+  ferry serve --root /var/lib/ferry --addr 0.0.0.0:443 \
+    --tls-cert /etc/ferry/tls.crt --tls-key /etc/ferry/tls.key \
+    --htpasswd /etc/ferry/htpasswd
+
+  # Anyone may pull, only credentialed users push; or nobody pushes
+  ferry serve --root /var/lib/ferry --addr 0.0.0.0:443 --tls-cert tls.crt --tls-key tls.key \
+    --htpasswd htpasswd --anonymous-read
+  ferry serve --root /var/lib/ferry --addr 0.0.0.0:443 --tls-cert tls.crt --tls-key tls.key --read-only`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Root == "" {
 				return exitcode.BadInput("--root is required")
+			}
+			if _, err := g.logger(); err != nil {
+				return err
 			}
 			if err := os.MkdirAll(opts.Root, 0o755); err != nil {
 				return err
@@ -39,7 +64,7 @@ free port; --addr-file writes the address actually used.`,
 					return err
 				}
 			}
-			g.progress("ferry serve: registry on %s, storage in %s", srv.Addr, opts.Root)
+			g.progress("ferry serve: registry on %s, storage in %s%s", srv.URL(), opts.Root, serveMode(opts))
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Wait() }()
 			select {
@@ -57,6 +82,33 @@ free port; --addr-file writes the address actually used.`,
 	f.StringVar(&opts.Root, "root", "", "storage directory (required)")
 	f.StringVar(&opts.Addr, "addr", "127.0.0.1:5000", "address to listen on")
 	f.BoolVar(&opts.ReadOnly, "read-only", false, "refuse every write")
+	f.StringVar(&opts.TLSCert, "tls-cert", "", "PEM certificate (chain) to serve HTTPS with; needs --tls-key")
+	f.StringVar(&opts.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
+	f.StringVar(&opts.Htpasswd, "htpasswd", "", "htpasswd file of bcrypt entries; every request needs valid basic-auth credentials")
+	f.BoolVar(&opts.AnonymousRead, "anonymous-read", false, "with --htpasswd, let reads through without credentials (writes still need them)")
+	f.BoolVar(&opts.Insecure, "insecure", false, "allow an address other than loopback with neither TLS nor --htpasswd")
 	f.StringVar(&addrFile, "addr-file", "", "write the listening address to this file")
 	return c
+}
+
+// serveMode describes the protections opts turns on, for the start-up line.
+func serveMode(opts serve.Options) string {
+	var m []string
+	if opts.Htpasswd != "" {
+		if opts.AnonymousRead {
+			m = append(m, "credentials for writes")
+		} else {
+			m = append(m, "credentials required")
+		}
+	}
+	if opts.ReadOnly {
+		m = append(m, "read-only")
+	}
+	if opts.TLSCert == "" && opts.Htpasswd == "" && !client.IsLoopback(opts.Addr) {
+		m = append(m, "UNPROTECTED (--insecure)")
+	}
+	if len(m) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(m, ", ") + ")"
 }
