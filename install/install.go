@@ -113,6 +113,9 @@ func Install(ctx context.Context, l *lock.Lock, opts Options) (*Plan, error) {
 	if err := writeJSON(filepath.Join(tmp, RelocationFile), relocation); err != nil {
 		return nil, err
 	}
+	if err := writeCrossplane(tmp, l, plan); err != nil {
+		return nil, err
+	}
 	if opts.Extra != nil {
 		if err := opts.Extra(ctx, tmp, plan); err != nil {
 			return nil, err

@@ -79,6 +79,9 @@ func Mirror(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 	if err := opts.To.Check(sources); err != nil {
 		return nil, err
 	}
+	if err := opts.To.CheckLayout(l); err != nil {
+		return nil, err
+	}
 	led := newLedger()
 	results := make([]PackageResult, len(pkgs))
 	errs := make([]error, len(pkgs))

@@ -134,3 +134,9 @@ func cobraExactArgs(n int) cobra.PositionalArgs {
 		return nil
 	}
 }
+
+// fileExists reports whether path names an existing file.
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
+}

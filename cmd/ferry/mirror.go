@@ -38,6 +38,10 @@ locked first, keeping versions already in the lock.`,
 				return err
 			}
 			lockFlag := cmd.Flags().Changed("lock")
+			if !lockFlag && len(args) == 0 && !fileExists(mirrorset.DefaultFile) && fileExists(lockPath) {
+				// No inputs to resolve: mirror the lock as it is.
+				lockFlag = true
+			}
 			var l *lock.Lock
 			var ms *mirrorset.MirrorSet
 			if lockFlag && len(args) > 0 {

@@ -1,0 +1,60 @@
+package install
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ferryhq/ferry/crossplane"
+	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/lock"
+)
+
+// CrossplaneDir is the install directory's folder of Crossplane manifests.
+const CrossplaneDir = "crossplane"
+
+// isCrossplane reports whether a lock kind is a Crossplane package.
+func isCrossplane(kind string) bool {
+	switch kind {
+	case format.KindCrossplaneConfiguration, format.KindCrossplaneProvider, format.KindCrossplaneFunction:
+		return true
+	}
+	return false
+}
+
+// writeCrossplane writes crossplane/: an ImageConfig rewriting each source
+// prefix to the mirror, and one package manifest per Crossplane package in
+// plan order, pinned by digest with dependency resolution off.
+func writeCrossplane(dir string, l *lock.Lock, plan *Plan) error {
+	var pkgs []crossplane.InstallPackage
+	for _, st := range plan.Steps {
+		if !isCrossplane(st.Kind) {
+			continue
+		}
+		mirror, _, _ := strings.Cut(st.Mirror, "@")
+		pkgs = append(pkgs, crossplane.InstallPackage{
+			Kind: st.Kind, Name: filepath.Base(st.Source), Source: st.Source, Mirror: mirror, Digest: st.Digest,
+		})
+	}
+	if len(pkgs) == 0 {
+		return nil
+	}
+	files, err := crossplane.RenderInstall(pkgs, nil)
+	if err != nil {
+		return fmt.Errorf("rendering Crossplane manifests: %w", err)
+	}
+	out := filepath.Join(dir, CrossplaneDir)
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	for name, data := range files {
+		if name != filepath.Base(name) || strings.HasPrefix(name, ".") {
+			return fmt.Errorf("refusing Crossplane manifest name %q", name)
+		}
+		if err := os.WriteFile(filepath.Join(out, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
