@@ -5,6 +5,7 @@ package ociref
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/distribution/reference"
@@ -49,22 +50,39 @@ func Parse(s string) (Reference, error) {
 }
 
 func checkUserinfo(s string) error {
-	// A '@' before the first '/' means userinfo; digests come after a path.
-	slash := strings.Index(s, "/")
-	at := strings.Index(s, "@")
-	if at >= 0 && (slash < 0 || at < slash) {
+	if userinfoAt(s) >= 0 {
 		return fmt.Errorf("reference %q: credentials in references are not accepted; use ferry login or a docker config.json", redactUserinfo(s))
 	}
 	if strings.Contains(s, "://") {
-		return fmt.Errorf("reference %q: write a registry reference without a URL scheme", redactUserinfo(s))
+		return fmt.Errorf("reference %q: write a registry reference without a URL scheme", s)
 	}
 	return nil
 }
 
+// digestSuffix matches what may follow a digest's '@': ALGORITHM:ENCODED.
+var digestSuffix = regexp.MustCompile(`^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$`)
+
+// userinfoAt returns the index of the '@' ending credentials in s, or -1.
+// Only the last '@' may introduce a digest: when ALGORITHM:ENCODED follows
+// it, after a '/' ("host/repo@sha256:…") or with an encoded part too long
+// for a port ("name@sha256:…", not "user:pw@localhost:5000"). Any other '@'
+// ends userinfo, even when the password holds a '/' or the reference starts
+// with a URL scheme.
+func userinfoAt(s string) int {
+	last := strings.LastIndex(s, "@")
+	if last < 0 {
+		return -1
+	}
+	suffix := s[last+1:]
+	_, encoded, _ := strings.Cut(suffix, ":")
+	if digestSuffix.MatchString(suffix) && (strings.Contains(s[:last], "/") || len(encoded) >= 32) {
+		return strings.LastIndex(s[:last], "@")
+	}
+	return last
+}
+
 func redactUserinfo(s string) string {
-	slash := strings.Index(s, "/")
-	at := strings.Index(s, "@")
-	if at >= 0 && (slash < 0 || at < slash) {
+	if at := userinfoAt(s); at >= 0 {
 		return "REDACTED" + s[at:]
 	}
 	return s
