@@ -194,8 +194,9 @@ func (m *MirrorSet) Digest() string {
 }
 
 // FromArgs returns the MirrorSet named by command-line ROOTs: OCI
-// references, or one ferry.yaml path; with none, ferry.yaml in the working
-// directory. It also returns the file the inputs came from, if any.
+// references, or one input file (ferry.yaml or porter.yaml, see fileKind);
+// with none, ferry.yaml in the working directory. It also returns the file
+// the inputs came from, if any.
 func FromArgs(args []string, version string) (*MirrorSet, string, error) {
 	if len(args) == 0 {
 		m, err := Load(DefaultFile)
@@ -220,7 +221,7 @@ func FromArgs(args []string, version string) (*MirrorSet, string, error) {
 	if len(refs) > 0 {
 		return nil, "", exitcode.BadInput("give either references or an input file (%s), not both", file)
 	}
-	m, err := Load(file)
+	m, err := loadFile(file)
 	return m, file, err
 }
 
