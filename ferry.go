@@ -39,6 +39,14 @@ func (e *Env) Resolve(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.L
 		opts.Locked = prev.Locked()
 		opts.Update = update.Selects
 	}
+	if prev != nil {
+		opts.Replaced = map[string]string{}
+		for _, p := range prev.Packages {
+			if p.ReplacedBy != "" {
+				opts.Replaced[p.Source] = p.ReplacedBy
+			}
+		}
+	}
 	return resolve.Resolve(ctx, ms.Roots(), opts)
 }
 

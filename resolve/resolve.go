@@ -59,6 +59,10 @@ type Options struct {
 	// Update reports whether a source's locked version may change; nil
 	// means none may.
 	Update func(source string) bool
+	// Replaced holds package-declared replacements known from an earlier
+	// lock (old source -> replacing source), so a replaced source is not
+	// read before its replacer is. They are re-checked as packages are read.
+	Replaced map[string]string
 }
 
 // maxManifestBytes bounds a manifest read into memory.
@@ -94,6 +98,9 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 	}
 	hints := map[string][]requirement{}
 	pkgReplace := map[string]string{}
+	for old, nw := range opts.Replaced {
+		pkgReplace[old] = nw
+	}
 	for round := 0; round < 25; round++ {
 		rs := &roundState{
 			r:          r,

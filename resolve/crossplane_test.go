@@ -1,0 +1,88 @@
+package resolve_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ferryhq/ferry/client"
+	"github.com/ferryhq/ferry/crossplane"
+	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/internal/fixture"
+	"github.com/ferryhq/ferry/internal/registrytest"
+	"github.com/ferryhq/ferry/porter"
+	"github.com/ferryhq/ferry/resolve"
+)
+
+// TestCrossplaneRequestBudget resolves every Crossplane scenario with a
+// recording handler in front of the registry: no object is read twice, no
+// tag list is listed twice, and a package costs at most its format's
+// minimum (tag list, manifest, platform manifest under an index, package
+// layer).
+func TestCrossplaneRequestBudget(t *testing.T) {
+	ctx := context.Background()
+	reg := registrytest.New(t)
+	c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := fixture.SeedCrossplane(ctx, c, reg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	multi := map[string]bool{}
+	for _, r := range cat.MultiPlatform {
+		multi[r] = true
+	}
+	for _, root := range []string{cat.FullyQualified, cat.OrgQualified, cat.NameOnly, cat.Transitive, cat.Moved} {
+		t.Run(root[strings.LastIndex(root, "/")+1:], func(t *testing.T) {
+			// A fresh client: no token or scheme cache carried over.
+			c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg.Reset()
+			g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: root}}, resolve.Options{
+				Registry: c, Formats: []format.Reader{porter.Reader{}, crossplane.Reader{}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var budget int
+			// A replaced source is read once when its replacer is found at
+			// the same depth: nothing tells the resolver about it earlier.
+			sources := g.Sources()
+			for old := range g.Replaced {
+				sources = append(sources, old)
+			}
+			for _, src := range sources {
+				budget += 3 // tag list, manifest, package layer
+				if multi[src] {
+					budget++ // the linux/amd64 manifest under the index
+				}
+			}
+			seen := map[string]bool{}
+			var n int
+			for _, r := range reg.Requests() {
+				if r.Path == "/v2/" {
+					continue // the one-off TLS probe of a loopback host
+				}
+				n++
+				key := r.Method + " " + r.Path
+				if seen[key] {
+					t.Errorf("read twice: %s", key)
+				}
+				seen[key] = true
+			}
+			if n > budget {
+				t.Errorf("%d requests for %d packages, budget %d", n, len(g.Packages), budget)
+			}
+			if avg := float64(n) / float64(len(sources)); avg > 4 {
+				t.Errorf("%.2f requests per package", avg)
+			}
+			t.Log(fmt.Sprintf("%d packages, %d requests, %.2f per package (replaced sources read: %d)", len(g.Packages), n, float64(n)/float64(len(g.Packages)), len(g.Replaced)))
+		})
+	}
+}
