@@ -186,6 +186,11 @@ type RegistryStore struct {
 	// Prefix is the mirror's path prefix ("" or, for --to HOST/mirror,
 	// "mirror").
 	Prefix string
+	// AnyPrefix serves every repository whose path ends in
+	// porter-mixins/NAME, whatever comes before it; Prefix is then
+	// ignored. When one version of a mixin is stored under several
+	// prefixes, the first repository in catalog order answers.
+	AnyPrefix bool
 	// Names, when set, lists the mixins to serve instead of reading the
 	// catalog, for registries that do not offer /v2/_catalog.
 	Names []string
@@ -196,64 +201,113 @@ func (s *RegistryStore) repoPrefix() string {
 	return path.Join(strings.Trim(s.Prefix, "/"), RepositoryDir) + "/"
 }
 
+// repositories returns the repositories that may hold each mixin, by
+// name; only, when non-empty, restricts it to that one mixin. explicit
+// reports whether the names came from s.Names rather than the catalog.
+func (s *RegistryStore) repositories(ctx context.Context, only string) (repos map[string][]string, explicit bool, err error) {
+	repos = map[string][]string{}
+	prefix := s.repoPrefix()
+	if len(s.Names) > 0 && !s.AnyPrefix {
+		for _, n := range s.Names {
+			if CheckName(n) == nil && (only == "" || n == only) {
+				repos[n] = append(repos[n], prefix+n)
+			}
+		}
+		return repos, true, nil
+	}
+	if only != "" && !s.AnyPrefix {
+		// One repository can hold it: no need for the catalog.
+		return map[string][]string{only: {prefix + only}}, true, nil
+	}
+	err = s.Registry.Repositories(ctx, "", func(list []string) error {
+		for _, r := range list {
+			name, ok := s.mixinOf(r, prefix)
+			if ok && (only == "" || name == only) {
+				repos[name] = append(repos[name], r)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("listing repositories of %s: %w", s.Registry.Reference.Registry, err)
+	}
+	for _, rs := range repos {
+		sort.Strings(rs)
+	}
+	return repos, false, nil
+}
+
+// mixinOf returns the mixin name a repository holds, if it is a mixin
+// repository this store serves.
+func (s *RegistryStore) mixinOf(repo, prefix string) (string, bool) {
+	if !s.AnyPrefix {
+		name, ok := strings.CutPrefix(repo, prefix)
+		return name, ok && CheckName(name) == nil
+	}
+	i := strings.LastIndexByte(repo, '/')
+	if i < 0 {
+		return "", false
+	}
+	parent, name := repo[:i], repo[i+1:]
+	if parent != RepositoryDir && !strings.HasSuffix(parent, "/"+RepositoryDir) {
+		return "", false
+	}
+	return name, CheckName(name) == nil
+}
+
 // List implements Store: every tag of every PREFIX/porter-mixins/NAME
 // repository that holds a mixin artifact.
 func (s *RegistryStore) List(ctx context.Context) ([]Stored, error) {
-	prefix := s.repoPrefix()
-	var names []string
-	for _, n := range s.Names {
-		if CheckName(n) == nil {
-			names = append(names, n)
-		}
+	repos, explicit, err := s.repositories(ctx, "")
+	if err != nil {
+		return nil, err
 	}
-	if len(s.Names) == 0 {
-		err := s.Registry.Repositories(ctx, "", func(repos []string) error {
-			for _, r := range repos {
-				if name, ok := strings.CutPrefix(r, prefix); ok && CheckName(name) == nil {
-					names = append(names, name)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("listing repositories of %s: %w", s.Registry.Reference.Registry, err)
-		}
+	names := make([]string, 0, len(repos))
+	for n := range repos {
+		names = append(names, n)
 	}
 	sort.Strings(names)
 	var out []Stored
 	for _, name := range names {
-		repo, err := s.Registry.Repository(ctx, prefix+name)
-		if err != nil {
-			return nil, fmt.Errorf("mixin %s: %w", name, err)
-		}
-		var tags []string
-		err = repo.Tags(ctx, "", func(t []string) error {
-			tags = append(tags, t...)
-			return nil
-		})
-		if isNotFound(err) && len(s.Names) > 0 {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("listing tags of %s: %w", prefix+name, err)
-		}
+		seen := map[string]bool{}
 		var versions []Stored
-		for _, tag := range tags {
-			a, err := readArtifact(ctx, repo, tag)
+		for _, repoName := range repos[name] {
+			repo, err := s.Registry.Repository(ctx, repoName)
 			if err != nil {
-				continue // not a mixin artifact
+				return nil, fmt.Errorf("mixin %s: %w", name, err)
 			}
-			st := Stored{Name: name, Version: versionOfTag(tag)}
-			if t, err := time.Parse(time.RFC3339, a.manifest.Annotations[ocispec.AnnotationCreated]); err == nil {
-				st.Updated = t
+			var tags []string
+			err = repo.Tags(ctx, "", func(t []string) error {
+				tags = append(tags, t...)
+				return nil
+			})
+			if isNotFound(err) && explicit {
+				continue
 			}
-			for title := range a.layers {
-				if _, _, err := ParseBinaryName(name, title); err == nil {
-					st.Files = append(st.Files, title)
+			if err != nil {
+				return nil, fmt.Errorf("listing tags of %s: %w", repoName, err)
+			}
+			for _, tag := range tags {
+				a, err := readArtifact(ctx, repo, tag)
+				if err != nil {
+					continue // not a mixin artifact
 				}
+				st := Stored{Name: name, Version: versionOfTag(tag)}
+				if seen[st.Version] {
+					continue
+				}
+				seen[st.Version] = true
+				if t, err := time.Parse(time.RFC3339, a.manifest.Annotations[ocispec.AnnotationCreated]); err == nil {
+					st.Updated = t
+				}
+				for title := range a.layers {
+					if _, _, err := ParseBinaryName(name, title); err == nil {
+						st.Files = append(st.Files, title)
+					}
+				}
+				sort.Strings(st.Files)
+				versions = append(versions, st)
 			}
-			sort.Strings(st.Files)
-			versions = append(versions, st)
 		}
 		sort.Slice(versions, func(i, j int) bool { return lessVersion(versions[i].Version, versions[j].Version) })
 		out = append(out, versions...)
@@ -270,26 +324,33 @@ func (s *RegistryStore) Open(ctx context.Context, name, version, file string) (i
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
-	repo, err := s.Registry.Repository(ctx, s.repoPrefix()+name)
+	repos, _, err := s.repositories(ctx, name)
 	if err != nil {
-		return nil, 0, fmt.Errorf("mixin %s: %w", name, err)
+		return nil, 0, err
 	}
-	a, err := readArtifact(ctx, repo, tag)
-	if isNotFound(err) {
-		return nil, 0, fmt.Errorf("mixin %s %s: %w", name, version, ErrNotFound)
+	for _, repoName := range repos[name] {
+		repo, err := s.Registry.Repository(ctx, repoName)
+		if err != nil {
+			return nil, 0, fmt.Errorf("mixin %s: %w", name, err)
+		}
+		a, err := readArtifact(ctx, repo, tag)
+		if isNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("mixin %s %s: %w", name, version, err)
+		}
+		l, ok := a.layers[file]
+		if !ok {
+			return nil, 0, fmt.Errorf("mixin %s %s: %s: %w", name, version, file, ErrNotFound)
+		}
+		rc, err := repo.Fetch(ctx, l)
+		if err != nil {
+			return nil, 0, fmt.Errorf("mixin %s %s: %s: %w", name, version, file, err)
+		}
+		return rc, l.Size, nil
 	}
-	if err != nil {
-		return nil, 0, fmt.Errorf("mixin %s %s: %w", name, version, err)
-	}
-	l, ok := a.layers[file]
-	if !ok {
-		return nil, 0, fmt.Errorf("mixin %s %s: %s: %w", name, version, file, ErrNotFound)
-	}
-	rc, err := repo.Fetch(ctx, l)
-	if err != nil {
-		return nil, 0, fmt.Errorf("mixin %s %s: %s: %w", name, version, file, err)
-	}
-	return rc, l.Size, nil
+	return nil, 0, fmt.Errorf("mixin %s %s: %w", name, version, ErrNotFound)
 }
 
 // versionOfTag undoes Tag: "_" is read as "+" when that gives a semver
