@@ -126,6 +126,10 @@ func Install(ctx context.Context, l *lock.Lock, opts Options) (*Plan, error) {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return nil, err
 	}
+	// Nothing written above may point outside the destination.
+	if err := CheckTree(tmp); err != nil {
+		return nil, err
+	}
 	return plan, swap(tmp, dest)
 }
 
