@@ -9,14 +9,16 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ferryhq/ferry/crossplane"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/porter"
 )
 
 // Input file kinds FromArgs knows.
 const (
-	fileMirrorSet = "ferry.yaml"
-	filePorter    = "porter.yaml"
+	fileMirrorSet  = "ferry.yaml"
+	filePorter     = "porter.yaml"
+	fileCrossplane = "crossplane.yaml"
 )
 
 // fileKind tells which input format a local file holds: by its name
@@ -29,6 +31,8 @@ func fileKind(path string, data []byte) string {
 	switch strings.ToLower(filepath.Base(path)) {
 	case "porter.yaml", "porter.yml":
 		return filePorter
+	case "crossplane.yaml", "crossplane.yml":
+		return fileCrossplane
 	case DefaultFile, "ferry.yml":
 		return fileMirrorSet
 	}
@@ -36,7 +40,10 @@ func fileKind(path string, data []byte) string {
 	if yaml.Unmarshal(data, &head) != nil {
 		return fileMirrorSet
 	}
-	if _, ok := head["apiVersion"]; ok {
+	if v, ok := head["apiVersion"].(string); ok {
+		if strings.HasPrefix(v, crossplane.MetaGroup+"/") {
+			return fileCrossplane
+		}
 		return fileMirrorSet
 	}
 	_, hasName := head["name"]
@@ -58,6 +65,12 @@ func loadFile(path string) (*MirrorSet, error) {
 	switch fileKind(path, data) {
 	case filePorter:
 		m, err := FromPorterYAML(data)
+		if err != nil {
+			return nil, exitcode.BadInput("%s: %w", path, err)
+		}
+		return m, nil
+	case fileCrossplane:
+		m, err := FromCrossplaneYAML(data)
 		if err != nil {
 			return nil, exitcode.BadInput("%s: %w", path, err)
 		}
