@@ -171,6 +171,10 @@ func candidates(reqs []requirement, tags []string) []string {
 		}
 	}
 	if exact != "" {
+		// A tag that is not a semantic version satisfies no constraint.
+		if len(cons) > 0 {
+			return nil
+		}
 		for _, t := range tags {
 			if t == exact {
 				return []string{t}
