@@ -70,7 +70,8 @@ func (u Update) Selects(source string) bool {
 	return false
 }
 
-// Lock resolves ms and returns the new lock. Mirror locations recorded in
+// Lock resolves ms and returns the new lock, with the Porter mixins of ms
+// and of the resolved bundles (see LockMixins). Mirror locations recorded in
 // prev are kept for packages whose digest did not change.
 func (e *Env) Lock(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.Lock, update Update) (*lock.Lock, *resolve.Graph, error) {
 	g, err := e.Resolve(ctx, ms, prev, update)
@@ -86,5 +87,10 @@ func (e *Env) Lock(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.Lock
 			}
 		}
 	}
+	mixins, err := e.LockMixins(ctx, ms, g, prev, update)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.Mixins = mixins
 	return l, g, nil
 }

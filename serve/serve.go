@@ -345,6 +345,12 @@ func (s *Server) closeUnused() {
 	}
 }
 
+// Registry returns the distribution registry handler, without the
+// authentication, read-only guard and Extra routes in front of it, for
+// in-process readers (such as the /mixins/ mirror protocol) whose requests
+// were already authorised.
+func (s *Server) Registry() http.Handler { return s.app }
+
 // Wait blocks until the server stops and returns why.
 func (s *Server) Wait() error {
 	err := <-s.done

@@ -2,9 +2,12 @@ package main
 
 import (
 	"os"
+	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/install"
 	"github.com/ferryhq/ferry/lock"
@@ -12,7 +15,7 @@ import (
 )
 
 func newInstallCmd(g *globalFlags) *cobra.Command {
-	var lockPath, mirror, dest string
+	var lockPath, mirror, dest, porterHome string
 	c := &cobra.Command{
 		Use:   "install --dest DIR [--lock F] [--mirror HOST[/PREFIX]]",
 		Short: "Materialise the locked closure from the mirror",
@@ -21,15 +24,18 @@ package into an OCI image layout in DIR, verifying every digest, and
 writes relocation-mapping.json (CNAB format: every original reference to
 its mirror@digest) and plan.json (install order). DIR is written to a
 temporary directory and renamed into place: after a failure it is
-unchanged.`,
+unchanged. --porter-home DIR installs every locked Porter mixin into a
+PORTER_HOME (mixins/NAME/NAME and mixins/NAME/runtimes/NAME-runtime, for
+this OS and architecture), verified against the lock, with no access to
+the mixin feed; it may be used without --dest.`,
 		Example: `  ferry install --dest ./install
   ferry install --lock ferry.lock --mirror registry.dr.acme.com/mirror --dest /opt/bundles`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := g.checkOutput("text", "json"); err != nil {
 				return err
 			}
-			if dest == "" {
-				return exitcode.BadInput("--dest is required")
+			if dest == "" && porterHome == "" {
+				return exitcode.BadInput("--dest or --porter-home is required")
 			}
 			l, err := lock.Read(lockPath)
 			if err != nil {
@@ -47,9 +53,27 @@ unchanged.`,
 				}
 				opts.Mirror = &m
 			}
-			plan, err := install.Install(cmd.Context(), l, opts)
-			if err != nil {
-				return err
+			var ph *ferry.PorterHome
+			if porterHome != "" {
+				if ph, err = env.StagePorterHome(cmd.Context(), l, opts.Mirror, porterHome, runtime.GOOS, runtime.GOARCH); err != nil {
+					return err
+				}
+				defer ph.Discard()
+			}
+			plan := &install.Plan{}
+			if dest != "" {
+				if plan, err = install.Install(cmd.Context(), l, opts); err != nil {
+					return err
+				}
+			}
+			if ph != nil {
+				if err := ph.Commit(); err != nil {
+					return err
+				}
+				g.progress("installed mixins %s into PORTER_HOME %s", strings.Join(ph.Mixins, " "), porterHome)
+				if dest == "" {
+					return nil
+				}
 			}
 			if g.json() {
 				return writeJSON(os.Stdout, plan)
@@ -63,6 +87,7 @@ unchanged.`,
 	}
 	c.Flags().StringVar(&lockPath, "lock", lock.DefaultFile, "lock file to install")
 	c.Flags().StringVar(&mirror, "mirror", "", "read from this mirror HOST[/PREFIX] instead of the one in the lock")
-	c.Flags().StringVar(&dest, "dest", "", "install directory (required)")
+	c.Flags().StringVar(&dest, "dest", "", "install directory (required unless --porter-home is given)")
+	c.Flags().StringVar(&porterHome, "porter-home", "", "also install the locked Porter mixins into this PORTER_HOME (mixins/NAME/...), from the mirror alone")
 	return c
 }

@@ -58,7 +58,7 @@ byte-identical.`,
 			if g.json() {
 				return writeJSON(os.Stdout, l)
 			}
-			g.progress("locked %d packages in %s", len(l.Resolved()), lockPath)
+			g.progress("locked %d packages and %d mixin versions in %s", len(l.Resolved()), len(l.Mixins), lockPath)
 			return nil
 		},
 	}

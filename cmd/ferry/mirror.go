@@ -77,6 +77,13 @@ locked first, keeping versions already in the lock.`,
 			if err != nil {
 				return err
 			}
+			mixins, err := env.MirrorMixins(cmd.Context(), l, mapping)
+			if err != nil {
+				return err
+			}
+			for _, m := range mixins {
+				g.progress("mirrored mixin %s %s -> %s", m.Name, m.Version, m.Mirror)
+			}
 			rep, err := relocate.Mirror(cmd.Context(), l, relocate.Options{
 				Source: env.Client, To: mapping, Concurrency: g.jobs,
 				Progress: func(r relocate.PackageResult) {

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/lock"
@@ -21,7 +23,10 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 		Short: "Run the embedded OCI registry",
 		Long: `Serve runs a CNCF distribution registry with filesystem storage in DIR.
 crane, oras, docker and ferry push to it and pull from it. Port 0 picks a
-free port; --addr-file writes the address actually used.
+free port; --addr-file writes the address actually used. It also answers
+Porter's mixin mirror protocol (/mixins/atom.xml) from the mixins that
+ferry mirror pushed, under any prefix, so that
+porter mixins install NAME --mirror http://ADDR works offline.
 
 --tls-cert and --tls-key serve HTTPS. --htpasswd FILE requires basic-auth
 credentials (bcrypt entries, as written by "htpasswd -B") for every
@@ -54,9 +59,18 @@ overwrite the mirror; --insecure starts it anyway.`,
 			if err := os.MkdirAll(opts.Root, 0o755); err != nil {
 				return err
 			}
+			mixins := ferry.NewMixinMirror()
+			if opts.Extra == nil {
+				opts.Extra = map[string]http.Handler{}
+			}
+			opts.Extra["/mixins/"] = mixins
 			srv, err := serve.Start(cmd.Context(), opts)
 			if err != nil {
 				return exitcode.With(exitcode.Usage, err)
+			}
+			if err := mixins.Bind(srv.Registry()); err != nil {
+				_ = srv.Close()
+				return err
 			}
 			if addrFile != "" {
 				if err := lock.WriteFileAtomic(addrFile, []byte(srv.Addr+"\n"), 0o644); err != nil {

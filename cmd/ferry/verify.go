@@ -60,6 +60,9 @@ any.`,
 			if err != nil {
 				return err
 			}
+			if err := env.VerifyMixins(cmd.Context(), l, opts, rep); err != nil {
+				return err
+			}
 			if g.json() {
 				if err := writeJSON(os.Stdout, rep); err != nil {
 					return err
