@@ -11,6 +11,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
 	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
 
@@ -112,11 +113,29 @@ func Mirror(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 	return &Report{To: opts.To.String(), Packages: results}, nil
 }
 
+// origin is where a package's content is copied from: its source
+// repository, or an archive holding many repositories.
+type origin interface {
+	content.ReadOnlyStorage
+	content.Resolver
+}
+
+// originRef names a tag of p's repository in an origin.
+type originRef func(p *lock.Package, tag string) string
+
+// repoTag names a tag in a source repository: the tag itself.
+func repoTag(_ *lock.Package, tag string) string { return tag }
+
 func copyPackage(ctx context.Context, p *lock.Package, opts Options, led *ledger) (*PackageResult, error) {
 	src, err := opts.Source.Repository(p.Source)
 	if err != nil {
 		return nil, err
 	}
+	return copyFrom(ctx, src, repoTag, p, opts, led)
+}
+
+// copyFrom copies p's graph, tag and signatures from src into the mirror.
+func copyFrom(ctx context.Context, src origin, ref originRef, p *lock.Package, opts Options, led *ledger) (*PackageResult, error) {
 	dstName := opts.To.Repo(p.Source)
 	dst, err := opts.Target.Repository(dstName)
 	if err != nil {
@@ -133,16 +152,38 @@ func copyPackage(ctx context.Context, p *lock.Package, opts Options, led *ledger
 			return nil, fmt.Errorf("tagging %s:%s: %w", dstName, p.Version, err)
 		}
 	}
-	sigs, err := copySignatures(ctx, src, dst, dstName, root, opts.Concurrency, led, res)
-	if err != nil {
-		return nil, err
+	for _, tag := range signatureTags(root) {
+		desc, err := src.Resolve(ctx, ref(p, tag))
+		if errors.Is(err, errdef.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("looking for %s: %w", tag, err)
+		}
+		if err := copyGraph(ctx, src, dst, dstName, desc, opts.Concurrency, led, res); err != nil {
+			return nil, fmt.Errorf("copying %s: %w", tag, err)
+		}
+		if err := ensureTag(ctx, dst, desc, tag); err != nil {
+			return nil, fmt.Errorf("tagging %s: %w", tag, err)
+		}
+		res.Signatures = append(res.Signatures, tag)
 	}
-	res.Signatures = sigs
 	return res, nil
 }
 
+// signatureTags returns cosign's tags for root's signature, attestations
+// and SBOM.
+func signatureTags(root ocispec.Descriptor) []string {
+	base := strings.Replace(root.Digest.String(), ":", "-", 1)
+	out := make([]string, 0, len(signatureSuffixes))
+	for _, s := range signatureSuffixes {
+		out = append(out, base+s)
+	}
+	return out
+}
+
 // copyGraph copies root's graph from src to dst, counting what it did.
-func copyGraph(ctx context.Context, src, dst *remote.Repository, dstName string, root ocispec.Descriptor, conc int, led *ledger, res *PackageResult) error {
+func copyGraph(ctx context.Context, src content.ReadOnlyStorage, dst *remote.Repository, dstName string, root ocispec.Descriptor, conc int, led *ledger, res *PackageResult) error {
 	var copied, mounted, skipped, sent atomic.Int64
 	opts := oras.CopyGraphOptions{
 		Concurrency: conc,
@@ -192,29 +233,4 @@ func ensureTag(ctx context.Context, dst *remote.Repository, desc ocispec.Descrip
 		return nil
 	}
 	return dst.Tag(ctx, desc, tag)
-}
-
-// copySignatures copies cosign's signature, attestation and SBOM tags for
-// root when the source has them.
-func copySignatures(ctx context.Context, src, dst *remote.Repository, dstName string, root ocispec.Descriptor, conc int, led *ledger, res *PackageResult) ([]string, error) {
-	var out []string
-	base := strings.Replace(root.Digest.String(), ":", "-", 1)
-	for _, suffix := range signatureSuffixes {
-		tag := base + suffix
-		desc, err := src.Resolve(ctx, tag)
-		if errors.Is(err, errdef.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("looking for %s: %w", tag, err)
-		}
-		if err := copyGraph(ctx, src, dst, dstName, desc, conc, led, res); err != nil {
-			return nil, fmt.Errorf("copying %s: %w", tag, err)
-		}
-		if err := ensureTag(ctx, dst, desc, tag); err != nil {
-			return nil, fmt.Errorf("tagging %s: %w", tag, err)
-		}
-		out = append(out, tag)
-	}
-	return out, nil
 }
