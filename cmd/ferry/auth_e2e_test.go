@@ -110,7 +110,8 @@ func (tr *transcript) add(what, s string) {
 }
 
 func (tr *transcript) result(r clitest.Result) clitest.Result {
-	tr.add("ferry "+strings.Join(r.Args, " "), r.Stdout+r.Stderr)
+	// Label by subcommand only: the arguments may hold a test's secrets.
+	tr.add("output of ferry "+r.Args[0], r.Stdout+r.Stderr)
 	return r
 }
 

@@ -1,0 +1,201 @@
+package main_test
+
+import (
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ferryhq/ferry/internal/authtest"
+	"github.com/ferryhq/ferry/internal/clitest"
+)
+
+// TestServeRefusesUnprotected checks which `ferry serve` flag sets start and
+// which are refused, with exit 2 and the reason.
+func TestServeRefusesUnprotected(t *testing.T) {
+	ca := authtest.NewCA(t)
+	cert, key := ca.Issue(t, authtest.CertOptions{})
+	htpasswd := authtest.WriteHtpasswd(t, t.TempDir(), map[string]string{"u": authtest.Secret(t)})
+	refused := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"all interfaces, no TLS, no auth", []string{"--addr", "0.0.0.0:0"}, []string{"refusing to listen on 0.0.0.0:0", "neither TLS nor authentication", "--insecure"}},
+		{"empty host", []string{"--addr", ":0"}, []string{"refusing", "--insecure"}},
+		{"certificate without key", []string{"--tls-cert", cert}, []string{"--tls-key"}},
+		{"anonymous read without htpasswd", []string{"--anonymous-read"}, []string{"--htpasswd"}},
+		{"missing htpasswd file", []string{"--htpasswd", filepath.Join(t.TempDir(), "nope")}, []string{"--htpasswd"}},
+		{"bad log level", []string{"--log-level", "loud"}, []string{"--log-level"}},
+	}
+	for _, tt := range refused {
+		t.Run("refused/"+tt.name, func(t *testing.T) {
+			env := clitest.New(t)
+			env.Expect(2, append([]string{"serve", "--root", env.Path("reg")}, tt.args...), tt.want...)
+		})
+	}
+	started := []struct {
+		name string
+		args []string
+	}{
+		{"all interfaces with --insecure", []string{"--addr", "0.0.0.0:0", "--insecure"}},
+		{"all interfaces with TLS", []string{"--addr", "0.0.0.0:0", "--tls-cert", cert, "--tls-key", key}},
+		{"all interfaces with htpasswd", []string{"--addr", "0.0.0.0:0", "--htpasswd", htpasswd}},
+	}
+	for _, tt := range started {
+		t.Run("started/"+tt.name, func(t *testing.T) {
+			s := startServe(t, nil, false, tt.args...)
+			if _, port, err := net.SplitHostPort(s.Host); err != nil || port == "0" {
+				t.Fatalf("listening on %q", s.Host)
+			}
+		})
+	}
+}
+
+// TestServeModes mirrors into `ferry serve` over TLS with --anonymous-read
+// and with --read-only.
+func TestServeModes(t *testing.T) {
+	ca := authtest.NewCA(t)
+	src := startServe(t, ca, true)
+	root := pushImage(t, src, ca.File, "modes/app")
+
+	t.Run("anonymous read", func(t *testing.T) {
+		m := startServe(t, ca, true, "--anonymous-read")
+		env := clitest.New(t)
+		(&dockerConfig{}).auth(src.Host, src.User, src.Password).auth(m.Host, m.User, m.Password).
+			write(t, filepath.Join(env.Dir, ".docker", "config.json"))
+		env.MustRun("lock", root, "--ca-file", ca.File)
+		env.MustRun("mirror", "--lock", "ferry.lock", "--to", m.Host, "--ca-file", ca.File)
+
+		// Anyone may read: verify and install need no credentials.
+		anon := clitest.New(t)
+		anon.WriteFile("ferry.lock", env.ReadFile("ferry.lock"))
+		anon.MustRun("verify", "--deep", "--ca-file", ca.File)
+		anon.MustRun("install", "--dest", "inst", "--ca-file", ca.File)
+		// Writing still needs them.
+		srcOnly := (&dockerConfig{}).auth(src.Host, src.User, src.Password).write(t, filepath.Join(t.TempDir(), "c.json"))
+		other := pushImage(t, src, ca.File, "modes/other")
+		fresh := clitest.New(t)
+		wantUnauthorized(t, fresh.Run("mirror", other, "--to", m.Host, "--ca-file", ca.File, "--registry-config", srcOnly), m.Host)
+		wantAbsent(t, fresh.Path("ferry.lock"))
+	})
+
+	t.Run("read-only", func(t *testing.T) {
+		m := startServe(t, ca, true, "--read-only")
+		env := clitest.New(t)
+		(&dockerConfig{}).auth(src.Host, src.User, src.Password).auth(m.Host, m.User, m.Password).
+			write(t, filepath.Join(env.Dir, ".docker", "config.json"))
+		env.MustRun("lock", root, "--ca-file", ca.File)
+		lock := env.ReadFile("ferry.lock")
+		r := env.Expect(1, []string{"mirror", "--lock", "ferry.lock", "--to", m.Host, "--ca-file", ca.File}, m.Host)
+		if env.ReadFile("ferry.lock") != lock {
+			t.Fatalf("a refused mirror changed the lock\n%s", r.Stderr)
+		}
+	})
+}
+
+// TestTLSFailures checks that certificate problems fail with exit 1, the
+// host, the reason and "retrying will not help".
+func TestTLSFailures(t *testing.T) {
+	ca := authtest.NewCA(t)
+	// A loopback plain-HTTP source, to mirror from into the TLS registry.
+	plain := startServe(t, nil, false)
+	plainRoot := pushImage(t, plain, "", "tls/src")
+	tests := []struct {
+		name   string
+		cert   authtest.CertOptions
+		trust  bool
+		reason string
+	}{
+		{name: "self-signed or unknown CA", reason: "unknown authority"},
+		{name: "wrong host", cert: authtest.CertOptions{Hosts: []string{"registry.example"}}, trust: true, reason: "different host"},
+		{name: "expired", cert: authtest.CertOptions{Expired: true}, trust: true, reason: "expired"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cert, key := ca.Issue(t, tt.cert)
+			s := startServe(t, nil, false, "--tls-cert", cert, "--tls-key", key)
+			env := clitest.New(t)
+			var extra []string
+			if tt.trust {
+				extra = []string{"--ca-file", ca.File}
+			}
+			ref := s.Host + "/tls/app:v1"
+			for _, args := range [][]string{
+				{"resolve", ref},
+				{"lock", ref},
+				{"mirror", plainRoot, "--to", s.Host},
+			} {
+				env.Expect(1, append(args, extra...), s.Host, tt.reason, "retrying will not help")
+			}
+			wantAbsent(t, env.Path("ferry.lock"))
+		})
+	}
+}
+
+// TestUserinfoRefused checks that references with credentials are refused
+// with exit 2 and an error that does not echo the password.
+func TestUserinfoRefused(t *testing.T) {
+	const secret = "hunter2-secret"
+	env := clitest.New(t)
+	env.WriteFile("ferry.lock", "apiVersion: ferry.dev/v1alpha1\nkind: Lock\ninputs: sha256:0\n")
+	bad := "bob:" + secret + "@127.0.0.1:1"
+	for _, args := range [][]string{
+		{"resolve", bad + "/a/b:v1"},
+		{"lock", bad + "/a/b:v1", "--lock", "new.lock"},
+		{"mirror", bad + "/a/b:v1", "--to", "127.0.0.1:1"},
+		{"mirror", "--lock", "ferry.lock", "--to", bad + "/mirror"},
+		{"mirror", "--lock", "ferry.lock", "--to", bad},
+		{"verify", "--mirror", bad},
+		{"install", "--mirror", bad, "--dest", "inst"},
+	} {
+		r := env.Expect(2, args, "credentials")
+		if strings.Contains(r.Stdout+r.Stderr, secret) {
+			t.Errorf("ferry %s echoed the password:\n%s", args[0], r.Stderr)
+		}
+	}
+	wantAbsent(t, env.Path("new.lock"))
+	wantAbsent(t, env.Path("inst"))
+}
+
+// TestPlainHTTPFlag checks that plain HTTP to a host that is not loopback
+// needs --plain-http HOST, using this machine's own non-loopback address.
+func TestPlainHTTPFlag(t *testing.T) {
+	ip := nonLoopbackIP(t)
+	s := startServe(t, nil, true, "--addr", net.JoinHostPort(ip, "0"))
+	_, port, _ := net.SplitHostPort(s.Host)
+	host := net.JoinHostPort(ip, port)
+	env := clitest.New(t)
+	(&dockerConfig{}).auth(host, s.User, s.Password).write(t, filepath.Join(env.Dir, ".docker", "config.json"))
+	ref := host + "/plain/app:v1"
+	env.Expect(1, []string{"resolve", ref}, host, "--plain-http")
+	// With the flag, ferry speaks HTTP and gets as far as the registry's
+	// answer: the repository does not exist.
+	r := env.Run("resolve", ref, "--plain-http", host)
+	if r.Code == 0 || strings.Contains(r.Stderr, "--plain-http "+host+" to allow") || strings.Contains(r.Stderr, "answered HTTPS") || strings.Contains(r.Stderr, "unauthorized") {
+		t.Fatalf("resolve --plain-http: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if !strings.Contains(strings.ToLower(r.Stderr), "not found") {
+		t.Fatalf("resolve --plain-http did not reach the registry:\n%s", r.Stderr)
+	}
+}
+
+func nonLoopbackIP(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil && !n.IP.IsLinkLocalUnicast() {
+			ln, err := net.Listen("tcp", net.JoinHostPort(n.IP.String(), "0"))
+			if err != nil {
+				continue
+			}
+			_ = ln.Close()
+			return n.IP.String()
+		}
+	}
+	t.Skip("no non-loopback IPv4 address to listen on")
+	return ""
+}
