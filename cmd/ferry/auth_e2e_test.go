@@ -241,6 +241,8 @@ func wantUnauthorized(t *testing.T, r clitest.Result, host string) {
 	if r.Code != 1 || !strings.Contains(out, "unauthorized") || !strings.Contains(out, host) {
 		t.Fatalf("ferry %s: exit %d, want 1 with %q and %s\n%s", strings.Join(r.Args, " "), r.Code, "unauthorized", host, out)
 	}
+	lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+	t.Logf("ferry %s: %s", r.Args[0], lines[len(lines)-1])
 }
 
 func fileBytes(t *testing.T, path string) []byte {
@@ -403,7 +405,7 @@ func TestAuthPipeline(t *testing.T) {
 
 			lockPath := bare.WriteFile("ferry.lock", string(goodLock))
 			fail(src.Host, append(lockArgs, "--update")...)
-			fail(src.Host, "mirror", "--lock", "ferry.lock", "--to", mir.host)
+			fail(mir.host, "mirror", "--lock", "ferry.lock", "--to", mir.host) // the mirror is asked first: the root is there
 			fail(mir.host, "mirror", "--lock", "ferry.lock", "--to", mir.host, "--registry-config", srcOnly)
 			if !bytes.Equal(fileBytes(t, lockPath), goodLock) {
 				t.Fatal("a failed lock or mirror changed ferry.lock")
