@@ -1,6 +1,12 @@
 package lock
 
-import "fmt"
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/opencontainers/go-digest"
+)
 
 // Change is one difference between two locks.
 type Change struct {
@@ -47,7 +53,7 @@ func Diff(a, b *Lock) []Change {
 		m := map[string]entry{}
 		var names []string
 		for _, x := range l.Mixins {
-			m[x.Name] = entry{x.Version, x.Mirror}
+			m[x.Name] = entry{x.Version, binariesDigest(x.Binaries)}
 			names = append(names, x.Name)
 		}
 		return m, names
@@ -79,4 +85,16 @@ func Diff(a, b *Lock) []Change {
 	bm, bn = mx(b)
 	compare("mixin", am, bm, an, bn)
 	return out
+}
+
+// binariesDigest fingerprints a mixin version's binaries by file name and
+// digest, so that where the mixin was mirrored, or the URL a binary came
+// from, is not a change.
+func binariesDigest(bins map[string]Binary) string {
+	lines := make([]string, 0, len(bins))
+	for name, b := range bins {
+		lines = append(lines, name+" "+b.Digest)
+	}
+	sort.Strings(lines)
+	return digest.FromString(strings.Join(lines, "\n")).String()
 }
