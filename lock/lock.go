@@ -188,6 +188,12 @@ func (l *Lock) Validate() error {
 				return fmt.Errorf("package %s: image %s: digest %q: %w", p.Source, im.Name, im.Digest, err)
 			}
 		}
+		for _, d := range p.Dependencies {
+			src, dg, ok := strings.Cut(d.Resolved, "@")
+			if _, err := digest.Parse(dg); !ok || src == "" || err != nil {
+				return fmt.Errorf("package %s: dependency %s: resolved %q is not SOURCE@DIGEST", p.Source, d.Name, d.Resolved)
+			}
+		}
 	}
 	seenMixin := map[string]bool{}
 	for i := range l.Mixins {
