@@ -56,6 +56,10 @@ overwrite the mirror; --insecure starts it anyway.`,
 			if _, err := g.logger(); err != nil {
 				return err
 			}
+			if strings.EqualFold(g.logLevel, "debug") {
+				// The registry's own log lines; credentials are never logged.
+				opts.Log = os.Stderr
+			}
 			if err := os.MkdirAll(opts.Root, 0o755); err != nil {
 				return err
 			}
