@@ -33,6 +33,13 @@ locked first, keeping versions already in the lock.`,
 			if err := g.checkOutput("text", "json"); err != nil {
 				return err
 			}
+			if to != "" {
+				// A bad --to (say, one with credentials in it) fails before
+				// any registry is contacted.
+				if _, err := relocate.ParseMapping(to); err != nil {
+					return err
+				}
+			}
 			env, err := g.env()
 			if err != nil {
 				return err

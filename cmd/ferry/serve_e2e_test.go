@@ -144,6 +144,7 @@ func TestUserinfoRefused(t *testing.T) {
 		{"resolve", bad + "/a/b:v1"},
 		{"lock", bad + "/a/b:v1", "--lock", "new.lock"},
 		{"mirror", bad + "/a/b:v1", "--to", "127.0.0.1:1"},
+		{"mirror", "127.0.0.1:1/a/b:v1", "--to", bad},
 		{"mirror", "--lock", "ferry.lock", "--to", bad + "/mirror"},
 		{"mirror", "--lock", "ferry.lock", "--to", bad},
 		{"verify", "--mirror", bad},
