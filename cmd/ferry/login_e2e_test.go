@@ -80,11 +80,13 @@ func authEntry(t *testing.T, path, host string) string {
 // default $DOCKER_CONFIG/config.json and with --registry-config.
 func TestLoginLogout(t *testing.T) {
 	tests := []struct {
-		name    string
-		viaFlag bool
+		name       string
+		viaFlag    bool
+		credsStore bool // the config names a credential store for every host
 	}{
 		{name: "DOCKER_CONFIG"},
 		{name: "--registry-config", viaFlag: true},
+		{name: "credsStore helper", viaFlag: true, credsStore: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,9 +97,22 @@ func TestLoginLogout(t *testing.T) {
 			env := clitest.New(t)
 			cfg := filepath.Join(env.Dir, ".docker", "config.json")
 			global := []string{"--ca-file", ca.File, "--log-level", "debug"}
-			if tt.viaFlag {
+			helperDir := t.TempDir()
+			switch {
+			case tt.credsStore:
+				cfg = authtest.WriteCredsStore(t, helperDir, s.Host, "someone", "stale-secret")
+				global = append(global, "--registry-config", cfg)
+			case tt.viaFlag:
 				cfg = filepath.Join(t.TempDir(), "sub", "creds.json")
 				global = append(global, "--registry-config", cfg)
+			}
+			// stored reports whether credentials for the host are stored.
+			stored := func() bool {
+				if !tt.credsStore {
+					return authEntry(t, cfg, s.Host) != ""
+				}
+				_, err := os.Stat(filepath.Join(helperDir, "helper-store.json"))
+				return err == nil && !strings.Contains(string(fileBytesOrEmpty(filepath.Join(helperDir, "helper-store.json"))), "stale-secret")
 			}
 			run := func(stdin string, args ...string) clitest.Result {
 				t.Helper()
@@ -106,7 +121,7 @@ func TestLoginLogout(t *testing.T) {
 
 			r := run("wrong-"+s.Password+"\n", "login", s.Host, "-u", s.User, "--password-stdin")
 			wantUnauthorized(t, r, s.Host)
-			if authEntry(t, cfg, s.Host) != "" {
+			if stored() {
 				t.Fatal("a rejected login was stored")
 			}
 			wantUnauthorized(t, run("", "lock", root), s.Host)
@@ -114,8 +129,8 @@ func TestLoginLogout(t *testing.T) {
 			if r := run(s.Password+"\n", "login", s.Host, "-u", s.User, "--password-stdin"); r.Code != 0 {
 				t.Fatalf("login: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 			}
-			if authEntry(t, cfg, s.Host) == "" {
-				t.Fatalf("login stored nothing in %s", cfg)
+			if !stored() {
+				t.Fatalf("login stored nothing (config %s)", cfg)
 			}
 			if r := run("", "lock", root); r.Code != 0 {
 				t.Fatalf("lock after login: exit %d\n%s", r.Code, r.Stderr)
@@ -124,8 +139,16 @@ func TestLoginLogout(t *testing.T) {
 			if r := run("", "logout", s.Host); r.Code != 0 {
 				t.Fatalf("logout: exit %d\n%s", r.Code, r.Stderr)
 			}
-			if authEntry(t, cfg, s.Host) != "" {
-				t.Fatal("logout left the entry")
+			if stored() {
+				t.Fatal("logout left the credentials")
+			}
+			if tt.credsStore {
+				log := string(fileBytesOrEmpty(authtest.HelperLog(helperDir)))
+				for _, want := range []string{"store", "get " + s.Host, "erase " + s.Host} {
+					if !strings.Contains(log, want) {
+						t.Errorf("credential helper log lacks %q: %q", want, log)
+					}
+				}
 			}
 			wantUnauthorized(t, run("", "lock", root, "--update"), s.Host)
 
@@ -149,7 +172,7 @@ func TestLoginLogout(t *testing.T) {
 			// The config file holds the credentials by design; nothing
 			// else may.
 			tr.parts = withoutConfig(tr.parts, cfg)
-			tr.check(t, append(basicSecrets(s.User, s.Password), "wrong-"+s.Password)...)
+			tr.check(t, append(basicSecrets(s.User, s.Password), "wrong-"+s.Password, "stale-secret")...)
 		})
 	}
 }
@@ -163,4 +186,9 @@ func withoutConfig(parts []string, cfg string) []string {
 		}
 	}
 	return out
+}
+
+func fileBytesOrEmpty(path string) []byte {
+	b, _ := os.ReadFile(path)
+	return b
 }
