@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -154,7 +155,11 @@ type e2eRequestLog struct {
 func (l *e2eRequestLog) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		l.mu.Lock()
-		l.reqs = append(l.reqs, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
+		q, err := url.QueryUnescape(r.URL.RawQuery)
+		if err != nil {
+			q = r.URL.RawQuery
+		}
+		l.reqs = append(l.reqs, r.Method+" "+r.URL.Path+"?"+q)
 		l.mu.Unlock()
 		next.ServeHTTP(w, r)
 	})
