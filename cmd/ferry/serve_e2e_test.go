@@ -1,7 +1,11 @@
 package main_test
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"net"
+	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -199,4 +203,55 @@ func nonLoopbackIP(t *testing.T) string {
 	}
 	t.Skip("no non-loopback IPv4 address to listen on")
 	return ""
+}
+
+// TestServeMixinEndpointsObeyAuth checks that Porter's mixin mirror
+// endpoints of `ferry serve` ask for the same credentials as the registry.
+func TestServeMixinEndpointsObeyAuth(t *testing.T) {
+	ca := authtest.NewCA(t)
+	pool := x509.NewCertPool()
+	pem, err := os.ReadFile(ca.File)
+	if err != nil || !pool.AppendCertsFromPEM(pem) {
+		t.Fatalf("reading the test CA: %v", err)
+	}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	get := func(s *served, withCreds bool) int {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, "https://"+s.Host+"/mixins/atom.xml", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if withCreds {
+			req.SetBasicAuth(s.User, s.Password)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	tests := []struct {
+		name  string
+		extra []string
+		anon  int // 401: credentials required; 0: reads are anonymous
+	}{
+		{name: "htpasswd", anon: http.StatusUnauthorized},
+		{name: "htpasswd with anonymous read", extra: []string{"--anonymous-read"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := startServe(t, ca, true, tt.extra...)
+			if got := get(s, true); got == http.StatusUnauthorized || got == http.StatusForbidden {
+				t.Fatalf("with credentials: %d", got)
+			}
+			got := get(s, false)
+			if tt.anon == http.StatusUnauthorized && got != http.StatusUnauthorized {
+				t.Fatalf("without credentials: %d, want 401", got)
+			}
+			if tt.anon == 0 && (got == http.StatusUnauthorized || got == http.StatusForbidden) {
+				t.Fatalf("anonymous read refused: %d", got)
+			}
+		})
+	}
 }
