@@ -302,44 +302,82 @@ type MixinResult struct {
 	Binaries int    `json:"binaries"`
 }
 
-// MirrorMixins pushes every mixin version of l to the mirror as one OCI
-// artifact, HOST/PREFIX/porter-mixins/NAME:VERSION, and records
-// REPO@DIGEST in l.Mixins[i].Mirror. The binaries are downloaded again
-// from the URLs the lock records, into a temporary directory, and each must
-// match the lock (else the error carries exitcode.Mismatch and names the
-// file); nothing is pushed unless every binary of every mixin verified.
+// MirrorMixins pushes every mixin version of l to the mirror: FetchMixins
+// then Push.
 func (e *Env) MirrorMixins(ctx context.Context, l *lock.Lock, to relocate.Mapping) ([]MixinResult, error) {
+	b, err := e.FetchMixins(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	return b.Push(ctx, to)
+}
+
+// MixinBatch holds the binaries of every mixin of a lock, downloaded and
+// verified by FetchMixins, ready to push.
+type MixinBatch struct {
+	env  *Env
+	lock *lock.Lock
+	dir  string
+	subs []string
+}
+
+// FetchMixins downloads every binary of every mixin of l again, from the
+// URLs the lock records, into a temporary directory, and checks each
+// against the lock: a binary whose digest or size differs fails closed
+// (the error carries exitcode.Mismatch and names the file). Nothing is
+// pushed yet, so a caller can fetch before it copies anything and push
+// after. Close removes the directory.
+func (e *Env) FetchMixins(ctx context.Context, l *lock.Lock) (*MixinBatch, error) {
+	b := &MixinBatch{env: e, lock: l}
 	if len(l.Mixins) == 0 {
-		return nil, nil
+		return b, nil
 	}
 	dir, err := os.MkdirTemp("", "ferry-mixins-")
 	if err != nil {
 		return nil, fmt.Errorf("mixins: %w", err)
 	}
-	defer os.RemoveAll(dir)
+	b.dir = dir
 	hc := e.Client.HTTPClient()
-	subs := make([]string, len(l.Mixins))
 	for i := range l.Mixins {
 		m := &l.Mixins[i]
 		sub, err := mixin.SafeJoin(dir, m.Name, m.Version)
-		if err != nil {
-			return nil, exitcode.With(exitcode.Usage, fmt.Errorf("mixin %s %s: %w", m.Name, m.Version, err))
+		if err == nil {
+			err = mixin.FetchLocked(ctx, hc, m, sub, allowPlainHTTP)
+		} else {
+			err = exitcode.With(exitcode.Usage, fmt.Errorf("mixin %s %s: %w", m.Name, m.Version, err))
 		}
-		if err := mixin.FetchLocked(ctx, hc, m, sub, allowPlainHTTP); err != nil {
+		if err != nil {
+			b.Close()
 			return nil, err
 		}
-		subs[i] = sub
+		b.subs = append(b.subs, sub)
 	}
+	return b, nil
+}
+
+// Close removes the downloaded binaries.
+func (b *MixinBatch) Close() {
+	if b != nil && b.dir != "" {
+		_ = os.RemoveAll(b.dir)
+	}
+}
+
+// Push pushes each mixin version as one OCI artifact to
+// HOST/PREFIX/porter-mixins/NAME:VERSION and records REPO@DIGEST in the
+// lock's mixins[].mirror once every push succeeded.
+func (b *MixinBatch) Push(ctx context.Context, to relocate.Mapping) ([]MixinResult, error) {
+	l := b.lock
 	out := make([]MixinResult, 0, len(l.Mixins))
 	mirrors := make([]string, len(l.Mixins))
 	for i := range l.Mixins {
 		m := &l.Mixins[i]
 		repoName := MixinRepo(to, m.Name)
-		repo, err := e.Client.Repository(repoName)
+		repo, err := b.env.Client.Repository(repoName)
 		if err != nil {
 			return nil, fmt.Errorf("mixin %s %s: %w", m.Name, m.Version, err)
 		}
-		desc, err := mixin.Push(ctx, repo, m, subs[i])
+		desc, err := mixin.Push(ctx, repo, m, b.subs[i])
 		if err != nil {
 			return nil, fmt.Errorf("mirroring mixin %s %s to %s: %w", m.Name, m.Version, repoName, err)
 		}

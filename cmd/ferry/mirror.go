@@ -84,13 +84,11 @@ locked first, keeping versions already in the lock.`,
 			if err != nil {
 				return err
 			}
-			mixins, err := env.MirrorMixins(cmd.Context(), l, mapping)
+			mixins, err := env.FetchMixins(cmd.Context(), l) // fail closed before copying anything
 			if err != nil {
 				return err
 			}
-			for _, m := range mixins {
-				g.progress("mirrored mixin %s %s -> %s", m.Name, m.Version, m.Mirror)
-			}
+			defer mixins.Close()
 			rep, err := relocate.Mirror(cmd.Context(), l, relocate.Options{
 				Source: env.Client, To: mapping, Concurrency: g.jobs,
 				Progress: func(r relocate.PackageResult) {
@@ -99,6 +97,13 @@ locked first, keeping versions already in the lock.`,
 			})
 			if err != nil {
 				return err
+			}
+			pushed, err := mixins.Push(cmd.Context(), mapping)
+			if err != nil {
+				return err
+			}
+			for _, m := range pushed {
+				g.progress("mirrored mixin %s %s -> %s", m.Name, m.Version, m.Mirror)
 			}
 			if err := l.Write(lockPath); err != nil {
 				return fmt.Errorf("writing %s: %w", lockPath, err)
