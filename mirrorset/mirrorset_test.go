@@ -81,7 +81,7 @@ func TestDigest(t *testing.T) {
 	}
 	want := digestOf(base)
 	same := map[string]string{
-		"mirror target": strings.Replace(base, "registry.internal.acme.com/mirror", "other.example.com/m", 1),
+		"mirror target":  strings.Replace(base, "registry.internal.acme.com/mirror", "other.example.com/m", 1),
 		"platform order": strings.Replace(base, "[linux/amd64, darwin/arm64]", "[darwin/arm64, linux/amd64]", 1),
 		"package order": strings.Replace(base, `  - ref: ghcr.io/acme/wordpress:v1.2.0
   - ref: xpkg.upbound.io/acme/platform
