@@ -2,7 +2,6 @@ package install
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -44,16 +43,9 @@ func writeCrossplane(dir string, l *lock.Lock, plan *Plan) error {
 	if err != nil {
 		return fmt.Errorf("rendering Crossplane manifests: %w", err)
 	}
-	out := filepath.Join(dir, CrossplaneDir)
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
 	for name, data := range files {
-		if name != filepath.Base(name) || strings.HasPrefix(name, ".") {
-			return fmt.Errorf("refusing Crossplane manifest name %q", name)
-		}
-		if err := os.WriteFile(filepath.Join(out, name), data, 0o644); err != nil {
-			return err
+		if err := WriteFile(dir, CrossplaneDir+"/"+name, data, 0o644); err != nil {
+			return fmt.Errorf("writing Crossplane manifest: %w", err)
 		}
 	}
 	return nil
