@@ -1,0 +1,182 @@
+package install_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ferryhq/ferry/client"
+	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/install"
+	"github.com/ferryhq/ferry/internal/fixture"
+	"github.com/ferryhq/ferry/internal/registrytest"
+	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/porter"
+	"github.com/ferryhq/ferry/relocate"
+	"github.com/ferryhq/ferry/resolve"
+)
+
+// mirroredLock publishes app -> db (db has an image) to a source registry,
+// resolves and locks it, and mirrors it to a second registry under /m.
+func mirroredLock(t *testing.T) (src, mirror *registrytest.Registry, c *client.Client, l *lock.Lock) {
+	t.Helper()
+	ctx := context.Background()
+	src, mirror = registrytest.New(t), registrytest.New(t)
+	c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := src.Host
+	for _, b := range []struct {
+		path string
+		b    fixture.Bundle
+	}{
+		{"p/db", fixture.Bundle{Name: "db", Version: "1.0.0", Tags: []string{"v1.0.0"}, Images: []string{"mysql"}}},
+		{"p/app", fixture.Bundle{Name: "app", Version: "1.0.0", Tags: []string{"v1.0.0"}, Images: []string{"web"},
+			Deps: []fixture.Dep{{Name: "db", Bundle: h + "/p/db:v1.0.0", Ranges: []string{"^1.0"}}}}},
+	} {
+		repo, err := c.Repository(h + "/" + b.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fixture.PushBundle(ctx, repo, h+"/"+b.path, b.b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: h + "/p/app:v1.0.0"}}, resolve.Options{Registry: c, Formats: []format.Reader{porter.Reader{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l = lock.FromGraph(g, "sha256:inputs")
+	to, err := relocate.ParseMapping(mirror.Host + "/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := relocate.Mirror(ctx, l, relocate.Options{Source: c, To: to, Concurrency: 2}); err != nil {
+		t.Fatal(err)
+	}
+	return src, mirror, c, l
+}
+
+func TestInstallFromMirrorOnly(t *testing.T) {
+	ctx := context.Background()
+	src, mirror, c, l := mirroredLock(t)
+	h := src.Host
+	src.Stop()
+	dest := filepath.Join(t.TempDir(), "out")
+	plan, err := install.Install(ctx, l, install.Options{Registry: c, Dest: dest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Steps) != 2 || plan.Steps[0].Source != h+"/p/db" || plan.Steps[1].Source != h+"/p/app" {
+		t.Fatalf("plan = %+v", plan.Steps)
+	}
+	if plan.Steps[0].Mirror != mirror.Host+"/m/p/db@"+l.Package(h+"/p/db").Digest {
+		t.Errorf("db installed from %s", plan.Steps[0].Mirror)
+	}
+	for _, f := range []string{"oci-layout", "index.json", install.PlanFile, install.RelocationFile} {
+		if _, err := os.Stat(filepath.Join(dest, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dest, "ingest")); !os.IsNotExist(err) {
+		t.Errorf("ingest/ left in the layout")
+	}
+	b, err := os.ReadFile(filepath.Join(dest, install.RelocationFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reloc map[string]string
+	if err := json.Unmarshal(b, &reloc); err != nil {
+		t.Fatal(err)
+	}
+	app, db := l.Package(h+"/p/app"), l.Package(h+"/p/db")
+	want := map[string]string{
+		h + "/p/app:v1.0.0":        app.Mirror + "@" + app.Digest,
+		h + "/p/app@" + app.Digest: app.Mirror + "@" + app.Digest,
+		h + "/p/db:v1.0.0":         db.Mirror + "@" + db.Digest, // app's dependency as declared
+		h + "/p/db@" + db.Digest:   db.Mirror + "@" + db.Digest,
+	}
+	for _, p := range []*lock.Package{app, db} {
+		for _, im := range p.Images {
+			want[im.Ref] = p.Mirror + "@" + im.Digest
+		}
+	}
+	for k, v := range want {
+		if reloc[k] != v {
+			t.Errorf("relocation[%s] = %q, want %q", k, reloc[k], v)
+		}
+	}
+	if len(reloc) != len(want) {
+		t.Errorf("relocation has %d entries, want %d: %v", len(reloc), len(want), reloc)
+	}
+
+	// A second install replaces the first; a directory holding something
+	// else is refused.
+	if _, err := install.Install(ctx, l, install.Options{Registry: c, Dest: dest}); err != nil {
+		t.Fatalf("re-install: %v", err)
+	}
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "keep.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := install.Install(ctx, l, install.Options{Registry: c, Dest: other}); exitcode.Of(err) != exitcode.Usage {
+		t.Errorf("install into a foreign directory: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(other, "keep.txt")); string(b) != "mine" {
+		t.Errorf("foreign directory changed")
+	}
+
+	// A tampered blob: install fails with exit 3 and leaves dest unchanged.
+	before, _ := os.ReadFile(filepath.Join(dest, install.PlanFile))
+	var tampered int
+	_ = filepath.WalkDir(filepath.Join(mirror.Root, "docker", "registry", "v2", "blobs"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "data" || tampered > 0 {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) < 200 { // a layer, not a small manifest or config
+			return err
+		}
+		b[0] ^= 0xff
+		tampered++
+		return os.WriteFile(p, b, 0o644)
+	})
+	if tampered == 0 {
+		t.Fatal("found no layer to tamper with")
+	}
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	_, err = install.Install(ctx, l, install.Options{Registry: c, Dest: fresh})
+	if exitcode.Of(err) != exitcode.Mismatch || !strings.Contains(err.Error(), "installing ") {
+		t.Errorf("install from a tampered mirror: %v (exit %d), want exit 3", err, exitcode.Of(err))
+	}
+	if _, statErr := os.Stat(fresh); !os.IsNotExist(statErr) {
+		t.Errorf("%s exists after a failed install", fresh)
+	}
+	if _, err := install.Install(ctx, l, install.Options{Registry: c, Dest: dest}); err == nil {
+		t.Errorf("re-install from a tampered mirror succeeded")
+	}
+	if after, _ := os.ReadFile(filepath.Join(dest, install.PlanFile)); string(after) != string(before) {
+		t.Errorf("a failed install changed the earlier one")
+	}
+	entries, _ := os.ReadDir(filepath.Dir(dest))
+	if len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
+	}
+}
+
+func TestInstallNeedsAMirror(t *testing.T) {
+	l := &lock.Lock{APIVersion: lock.APIVersion, Kind: lock.Kind, Packages: []lock.Package{{Source: "r.io/a", Version: "v1", Digest: "sha256:" + strings.Repeat("a", 64)}}}
+	dest := filepath.Join(t.TempDir(), "out")
+	_, err := install.Install(context.Background(), l, install.Options{Dest: dest})
+	if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "r.io/a") {
+		t.Errorf("err = %v", err)
+	}
+	if _, statErr := os.Stat(dest); !os.IsNotExist(statErr) {
+		t.Errorf("dest created")
+	}
+}
