@@ -152,7 +152,7 @@ func (e *Env) LockMixins(ctx context.Context, ms *mirrorset.MirrorSet, g *resolv
 		f, ok := feeds[r.Feed]
 		if !ok {
 			if f, err = mixin.LoadFeed(ctx, hc, r.Feed, allowPlainHTTP); err != nil {
-				return nil, fmt.Errorf("mixin %s (%s): %w", r.Name, r.From, err)
+				return nil, fmt.Errorf("%s: mixin %s: %w", r.From, r.Name, err)
 			}
 			feeds[r.Feed] = f
 		}
@@ -163,7 +163,7 @@ func (e *Env) LockMixins(ctx context.Context, ms *mirrorset.MirrorSet, g *resolv
 		if version == "" {
 			v, err := f.Choose(r.Name, r.Constraint)
 			if err != nil {
-				return nil, fmt.Errorf("mixin %s (%s): %w", r.Name, r.From, err)
+				return nil, fmt.Errorf("%s: %w", r.From, err)
 			}
 			version = v.Version
 		}
