@@ -25,8 +25,12 @@ start_registry public; PUBLIC=$(cat "$work/public.addr")
 start_registry mirror; MIRROR=$(cat "$work/mirror.addr")
 echo "public registry: $PUBLIC   private mirror: $MIRROR"
 
-step "seed the public registry with Porter bundles (cnab-to-oci layout)"
-go run ./testdata/seed --registry "$PUBLIC"
+step "seed the public registry with Porter bundles (cnab-to-oci layout) and Crossplane packages (xpkg); write a mixin feed"
+go run ./testdata/seed --registry "$PUBLIC" --feed-dir "$work/feed" | tee "$work/seed.txt"
+# Bundles built with mixins name Porter's public feed; the demo's feed is local.
+export FERRY_MIXIN_FEED=$(awk '$1=="mixin-feed"{print $2}' "$work/seed.txt")
+XP_APP=$(awk '$1=="crossplane-transitive"{print $2}' "$work/seed.txt")
+XP_MOVED=$(awk '$1=="crossplane-moved"{print $2}' "$work/seed.txt")
 
 cd "$work"
 cat > ferry.yaml <<YAML
@@ -37,10 +41,16 @@ packages:
   - ref: $PUBLIC/fixtures/v2/env
     version: "^1.0"
   - ref: $PUBLIC/fixtures/iface/app:v1.0.0
+  - ref: $XP_APP
+  - ref: $XP_MOVED
+mixins:
+  - name: exec
+    version: 1.x
+platforms: [linux/amd64, darwin/arm64]
 use:
   mysql: $PUBLIC/fixtures/iface/mysql:v5.7.1
 mirror:
-  to: $MIRROR/mirror
+  to: $MIRROR
 YAML
 step "ferry.yaml"; cat ferry.yaml
 
@@ -53,8 +63,11 @@ step "ferry lock"
 "$FERRY" lock
 grep -c 'digest:' ferry.lock | xargs echo "digests locked:"
 
-step "ferry mirror --to $MIRROR/mirror"
-"$FERRY" mirror --to "$MIRROR/mirror"
+step "ferry mirror --to $MIRROR/mirror: refused, the prefix would break partially qualified Crossplane references"
+"$FERRY" mirror --to "$MIRROR/mirror" || echo "(exit $?, nothing copied)"
+
+step "ferry mirror --to $MIRROR"
+"$FERRY" mirror --to "$MIRROR"
 
 step "ferry verify --deep"
 "$FERRY" verify --deep
@@ -62,12 +75,16 @@ step "ferry verify --deep"
 step "stop the public registry: install must read only from the mirror"
 kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
 
-step "ferry install --dest ./install"
-"$FERRY" install --dest ./install
-ls install
+step "ferry install --dest ./install --porter-home ./porter-home"
+"$FERRY" install --dest ./install --porter-home ./porter-home
+ls install install/crossplane
+find porter-home -type f
 echo "relocation-mapping.json entries: $(grep -c '": "' install/relocation-mapping.json)"
 
 step "ferry why db"
 "$FERRY" why db
+
+step "ferry why old-org/provider-x (replaced)"
+"$FERRY" why old-org/provider-x
 
 step "done"

@@ -13,11 +13,13 @@ import (
 
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/internal/fixture"
+	"github.com/ferryhq/ferry/mixin/mixintest"
 )
 
 func main() {
 	registry := flag.String("registry", "", "registry host to seed, such as 127.0.0.1:5000 (required)")
 	registryConfig := flag.String("registry-config", "", "docker config.json with credentials (default $DOCKER_CONFIG or ~/.docker/config.json)")
+	feedDir := flag.String("feed-dir", "", "also write a Porter mixin feed (exec, helm3) with file:// links into this directory and print its URL")
 	flag.Parse()
 	if *registry == "" || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "usage: seed --registry HOST[:PORT] [--registry-config FILE]")
@@ -25,6 +27,14 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *feedDir != "" {
+		url, err := mixintest.WriteDir(*feedDir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "seed:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("mixin-feed %s\n", url)
+	}
 	if err := run(ctx, *registry, *registryConfig); err != nil {
 		fmt.Fprintln(os.Stderr, "seed:", err)
 		os.Exit(1)
