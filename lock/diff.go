@@ -52,9 +52,19 @@ func Diff(a, b *Lock) []Change {
 	mx := func(l *Lock) (map[string]entry, []string) {
 		m := map[string]entry{}
 		var names []string
+		count := map[string]int{}
 		for _, x := range l.Mixins {
-			m[x.Name] = entry{x.Version, binariesDigest(x.Binaries)}
-			names = append(names, x.Name)
+			count[x.Name]++
+		}
+		for _, x := range l.Mixins {
+			// A lock may hold several versions of one mixin: then each
+			// version is its own entry.
+			key := x.Name
+			if count[x.Name] > 1 {
+				key = x.Name + "@" + x.Version
+			}
+			m[key] = entry{x.Version, binariesDigest(x.Binaries)}
+			names = append(names, key)
 		}
 		return m, names
 	}
