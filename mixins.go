@@ -302,17 +302,6 @@ type MixinResult struct {
 	Binaries int    `json:"binaries"`
 }
 
-// MirrorMixins pushes every mixin version of l to the mirror: FetchMixins
-// then Push.
-func (e *Env) MirrorMixins(ctx context.Context, l *lock.Lock, to relocate.Mapping) ([]MixinResult, error) {
-	b, err := e.FetchMixins(ctx, l)
-	if err != nil {
-		return nil, err
-	}
-	defer b.Close()
-	return b.Push(ctx, to)
-}
-
 // MixinBatch holds the binaries of every mixin of a lock, downloaded and
 // verified by FetchMixins, ready to push.
 type MixinBatch struct {

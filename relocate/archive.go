@@ -44,9 +44,10 @@ func archiveName(p *lock.Package) string {
 }
 
 // ToArchive writes every resolved package of l, and l, into a tar archive
-// at path for carrying across an air gap. The archive is written to a
+// at path for carrying across an air gap. extra, when set, adds more
+// artifacts (mixins) to the archive's layout. The archive is written to a
 // temporary file beside path and renamed into place.
-func ToArchive(ctx context.Context, l *lock.Lock, path string, opts Options) (*Report, error) {
+func ToArchive(ctx context.Context, l *lock.Lock, path string, opts Options, extra func(context.Context, *oci.Store) error) (*Report, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4
 	}
@@ -79,6 +80,11 @@ func ToArchive(ctx context.Context, l *lock.Lock, path string, opts Options) (*R
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	if extra != nil {
+		if err := extra(ctx, store); err != nil {
+			return nil, err
+		}
 	}
 	data, err := l.Marshal()
 	if err != nil {
@@ -178,6 +184,9 @@ func writeTar(dir, path string) error {
 		err = tw.Close()
 	}
 	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -222,8 +231,10 @@ func ReadArchiveLock(path string) (*lock.Lock, error) {
 
 // FromArchive copies every package of an archive into the mirror and
 // returns the archive's lock with the mirror locations recorded. The
-// archive is read in place: nothing is extracted to disk.
-func FromArchive(ctx context.Context, path string, opts Options) (*lock.Lock, *Report, error) {
+// archive is read in place: nothing is extracted to disk. extra, when set,
+// imports more artifacts (mixins) from the archive's layout once the
+// packages are copied.
+func FromArchive(ctx context.Context, path string, opts Options, extra func(context.Context, *oci.ReadOnlyStore, *lock.Lock) error) (*lock.Lock, *Report, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4
 	}
@@ -271,6 +282,11 @@ func FromArchive(ctx context.Context, path string, opts Options) (*lock.Lock, *R
 	}
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
+	}
+	if extra != nil {
+		if err := extra(ctx, store, l); err != nil {
+			return nil, nil, err
+		}
 	}
 	for _, p := range pkgs {
 		p.Mirror = opts.To.Repo(p.Source)

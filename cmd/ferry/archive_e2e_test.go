@@ -1,0 +1,149 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ferryhq/ferry/internal/clitest"
+	"github.com/ferryhq/ferry/internal/registrytest"
+	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/mixin/mixintest"
+)
+
+// TestArchiveAirGap carries a mixed closure with its mixins across an air
+// gap: --to-archive on the connected side, then, with the source registry
+// and the feed gone, --from-archive into a private registry, verify --deep
+// and install from it.
+func TestArchiveAirGap(t *testing.T) {
+	w := newCrossplaneWorld(t)
+	feed := mixintest.NewFeed(t)
+	env := clitest.New(t)
+	env.WriteFile("ferry.yaml", `apiVersion: ferry.dev/v1alpha1
+kind: MirrorSet
+packages:
+  - ref: `+w.porter.Diamond+`
+  - ref: `+w.xp.Transitive+`
+mixins:
+  - name: exec
+    version: 1.x
+    feed: `+feed.URL+`
+platforms: [linux/amd64]
+`)
+	env.MustRun("lock")
+	env.MustRun("mirror", "--to-archive", "closure.tar")
+	if _, err := os.Stat(env.Path("closure.tar")); err != nil {
+		t.Fatal(err)
+	}
+	names := tarNames(t, env.Path("closure.tar"))
+	for _, want := range []string{"oci-layout", "index.json", "ferry.lock"} {
+		if !names[want] {
+			t.Errorf("archive lacks %s", want)
+		}
+	}
+
+	// The other side of the gap: no source registry, no feed, no ferry.yaml.
+	w.src.Stop()
+	feed.Close()
+	air := clitest.New(t)
+	if err := os.Rename(env.Path("closure.tar"), air.Path("closure.tar")); err != nil {
+		t.Fatal(err)
+	}
+	private := registrytest.New(t)
+	air.Expect(2, []string{"mirror", "--from-archive", "closure.tar"}, "--to")
+	air.MustRun("mirror", "--from-archive", "closure.tar", "--to", private.Host)
+	l, err := lock.Read(air.Path("ferry.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range l.Resolved() {
+		if !strings.HasPrefix(p.Mirror, private.Host+"/") {
+			t.Errorf("%s: mirror %q", p.Source, p.Mirror)
+		}
+	}
+	if len(l.Mixins) == 0 || !strings.HasPrefix(l.Mixins[0].Mirror, private.Host+"/porter-mixins/exec@sha256:") {
+		t.Fatalf("mixins after import: %+v", l.Mixins)
+	}
+	air.MustRun("verify", "--deep")
+	air.MustRun("install", "--dest", "out", "--porter-home", "porter-home")
+	if _, err := os.Stat(air.Path("out/crossplane/imageconfig.yaml")); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(air.Path("porter-home/mixins/exec/runtimes/exec-runtime")); err != nil {
+		t.Error(err)
+	}
+	// A second import is a no-op that leaves the lock byte-identical.
+	before := air.ReadFile("ferry.lock")
+	air.MustRun("mirror", "--from-archive", "closure.tar", "--to", private.Host)
+	if air.ReadFile("ferry.lock") != before {
+		t.Error("re-importing changed the lock")
+	}
+}
+
+// TestArchiveBadInput: archives that are not ferry's, or that lack what
+// their lock names, are refused before the lock is written.
+func TestArchiveBadInput(t *testing.T) {
+	env := clitest.New(t)
+	private := registrytest.New(t)
+	env.WriteFile("notatar.tar", "hello")
+	env.Expect(2, []string{"mirror", "--from-archive", "notatar.tar", "--to", private.Host}, "notatar.tar")
+	env.Expect(2, []string{"mirror", "--to-archive", "x.tar", "--to", private.Host}, "not both")
+
+	// A tar holding a lock but none of the content the lock names.
+	l := &lock.Lock{APIVersion: lock.APIVersion, Kind: lock.Kind, Inputs: "sha256:" + strings.Repeat("0", 64),
+		Packages: []lock.Package{{Source: "127.0.0.1:1/acme/app", Kind: "oci.artifact", Version: "v1",
+			Digest: "sha256:" + strings.Repeat("1", 64), MediaType: "application/vnd.oci.image.manifest.v1+json", Size: 2}}}
+	data, err := l.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for name, body := range map[string][]byte{
+		"oci-layout": []byte(`{"imageLayoutVersion":"1.0.0"}`),
+		"index.json": []byte(`{"schemaVersion":2,"manifests":[]}`),
+		"ferry.lock": data,
+	} {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body))}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	env.WriteFile("empty.tar", buf.String())
+	r := env.Run("mirror", "--from-archive", "empty.tar", "--to", private.Host)
+	if r.Code != 3 || !strings.Contains(r.Stderr, "acme/app") {
+		t.Fatalf("exit %d, want 3 naming the package:\n%s", r.Code, r.Stderr)
+	}
+	if _, err := os.Stat(env.Path("ferry.lock")); !os.IsNotExist(err) {
+		t.Error("a lock was written after a failed import")
+	}
+}
+
+func tarNames(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]bool{}
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[h.Name] = true
+	}
+}
