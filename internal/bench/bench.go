@@ -1,0 +1,493 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ferryhq/ferry/client"
+)
+
+// Config is one `make bench` run.
+type Config struct {
+	// Ferry is the ferry binary measured, which also serves the registries.
+	Ferry string
+	// Work is a scratch directory; registries' storage lives under it.
+	Work string
+	// Runs is how many times each timed command runs (the median is kept).
+	Runs int
+	// Parallel is the peers' xargs -P and ferry's -j in the parallel mode.
+	Parallel int
+	// W1 sizes workloads W1 and W4.
+	W1 W1Spec
+	// W2 sizes workload W2.
+	W2 W2Spec
+	// W2Delay is the proxy's added latency per request in W2.
+	W2Delay time.Duration
+	// W2Jobs are the ferry -j values W2 runs with.
+	W2Jobs []int
+	// W3Size is W3's layer size in bytes.
+	W3Size int64
+	// Workloads selects "w1" (with W4), "w2" and "w3"; empty is all.
+	Workloads []string
+	// Reasons says why the setup script could not install a peer, by its
+	// binary name.
+	Reasons map[string]string
+	// Log receives progress lines.
+	Log io.Writer
+}
+
+func (c *Config) wants(w string) bool {
+	if len(c.Workloads) == 0 {
+		return true
+	}
+	for _, x := range c.Workloads {
+		if x == w {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Config) logf(format string, args ...any) {
+	if c.Log != nil {
+		fmt.Fprintf(c.Log, "bench: "+format+"\n", args...)
+	}
+}
+
+// Sample is one measured command.
+type Sample struct {
+	Wall   time.Duration `json:"wall"`
+	MaxRSS int64         `json:"maxRSS"`
+	Stats  Stats         `json:"stats"`
+}
+
+// Row is one tool in one mode of one workload, with its samples.
+type Row struct {
+	// Tool is "ferry mirror" or a peer's Name.
+	Tool string `json:"tool"`
+	// Mode is "-j 8", "sequential", "8-way parallel", ...
+	Mode string `json:"mode"`
+	// Command is the command line, with HOSTs for the loopback ports.
+	Command string `json:"command"`
+	// Version is the tool's version.
+	Version string `json:"version,omitempty"`
+	// Unavailable says why the tool could not run.
+	Unavailable string `json:"unavailable,omitempty"`
+	// Failed holds the first failure.
+	Failed string `json:"failed,omitempty"`
+	// Samples are the copies (W1, W3) or resolves (W2).
+	Samples []Sample `json:"samples"`
+	// Rerun are W4's re-runs onto the full mirror.
+	Rerun []Sample `json:"rerun,omitempty"`
+	// Verify are W4's `ferry verify` runs.
+	Verify []Sample `json:"verify,omitempty"`
+	// DigestsOK is false when a copy left a tag at another digest.
+	DigestsOK bool `json:"digestsOK"`
+	// Packages is the closure size W2's resolve reported.
+	Packages int `json:"packages,omitempty"`
+	// Jobs is ferry's -j.
+	Jobs int `json:"jobs,omitempty"`
+}
+
+// Median returns the sample with the median wall time, and false when
+// there is none.
+func Median(s []Sample) (Sample, bool) {
+	if len(s) == 0 {
+		return Sample{}, false
+	}
+	c := append([]Sample(nil), s...)
+	sort.Slice(c, func(i, j int) bool { return c[i].Wall < c[j].Wall })
+	return c[len(c)/2], true
+}
+
+// Results is everything one run measured.
+type Results struct {
+	Config   Config    `json:"-"`
+	Date     time.Time `json:"date"`
+	NumCPU   int       `json:"numCPU"`
+	MemTotal string    `json:"memTotal"`
+	Kernel   string    `json:"kernel"`
+	Go       string    `json:"go"`
+	Ferry    string    `json:"ferry"`
+	Peers    []*Peer   `json:"-"`
+	// Command is how the run was started; Elapsed how long it took.
+	Command string        `json:"command"`
+	Elapsed time.Duration `json:"elapsed"`
+	// W1Gen is how long generating W1's source took, W1Bytes its unique
+	// bytes and W1Logical the bytes a copy of every image reads.
+	W1Gen               time.Duration `json:"w1Gen"`
+	W1Unique, W1Logical int64
+	W1                  []*Row `json:"w1"`
+	W2Gen               time.Duration
+	W2Levels            []int
+	W2                  []*Row `json:"w2"`
+	W3Gen               time.Duration
+	W3                  []*Row `json:"w3"`
+	Notes               []string
+}
+
+// RunAll generates the workloads and measures ferry and the peers.
+func RunAll(ctx context.Context, cfg Config) (*Results, error) {
+	if cfg.Runs < 1 {
+		cfg.Runs = 1
+	}
+	res := &Results{Config: cfg, Date: time.Now().UTC(), NumCPU: runtime.NumCPU(), Go: runtime.Version()}
+	res.MemTotal, res.Kernel = machine()
+	if out := Run(ctx, "", nil, nil, cfg.Ferry, "version"); out.Err == nil {
+		res.Ferry = strings.TrimSpace(string(out.Stdout))
+	}
+	res.Peers = Peers(ctx, cfg.Reasons, cfg.Work)
+	c, err := client.New(client.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.wants("w1") || cfg.wants("w3") {
+		src, err := StartRegistry(ctx, cfg.Ferry, filepath.Join(cfg.Work, "source"))
+		if err != nil {
+			return nil, err
+		}
+		defer src.Close()
+		cfg.logf("source registry %s", src.Addr)
+		if cfg.wants("w1") {
+			if err := res.runW1(ctx, c, src); err != nil {
+				return res, err
+			}
+		}
+		if cfg.wants("w3") {
+			if err := res.runW3(ctx, c, src); err != nil {
+				return res, err
+			}
+		}
+	}
+	if cfg.wants("w2") {
+		if err := res.runW2(ctx, c); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// target is a fresh registry behind a recording proxy.
+type target struct {
+	reg   *Registry
+	proxy *Proxy
+	dir   string
+}
+
+func newTarget(ctx context.Context, cfg Config, name string) (*target, error) {
+	dir, err := os.MkdirTemp(cfg.Work, name+"-")
+	if err != nil {
+		return nil, err
+	}
+	reg, err := StartRegistry(ctx, cfg.Ferry, dir)
+	if err != nil {
+		return nil, err
+	}
+	p, err := StartProxy(reg.Addr, 0)
+	if err != nil {
+		reg.Close()
+		return nil, err
+	}
+	return &target{reg: reg, proxy: p, dir: dir}, nil
+}
+
+func (t *target) close() {
+	t.proxy.Close()
+	t.reg.Close()
+	_ = os.RemoveAll(t.dir)
+}
+
+// checkDigests reports whether every ref is in the target's registry under
+// PREFIX/REPO:TAG at its source digest, asking the registry directly.
+func checkDigests(ctx context.Context, c *client.Client, host, prefix string, refs []Ref) error {
+	for _, r := range refs {
+		repo, err := c.Repository(host + "/" + prefix + r.Repo)
+		if err != nil {
+			return err
+		}
+		d, err := repo.Resolve(ctx, r.Tag)
+		if err != nil {
+			return fmt.Errorf("%s:%s: %w", r.Repo, r.Tag, err)
+		}
+		if d.Digest != r.Digest {
+			return fmt.Errorf("%s:%s is %s in the mirror, %s at the source", r.Repo, r.Tag, d.Digest, r.Digest)
+		}
+	}
+	return nil
+}
+
+func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry) error {
+	cfg := res.Config
+	spec := cfg.W1
+	cfg.logf("W1: generating %d repositories (%d MiB shared, %d+%d MiB unique each)", spec.Repos, spec.Base/MiB, spec.Unique1/MiB, spec.Unique2/MiB)
+	start := time.Now()
+	refs, err := PushW1(ctx, c, src.Addr, spec)
+	if err != nil {
+		return fmt.Errorf("W1: generating: %w", err)
+	}
+	res.W1Gen = time.Since(start)
+	res.W1Unique = spec.Base + int64(spec.Repos)*(spec.Unique1+spec.Unique2)
+	res.W1Logical = int64(spec.Repos) * (spec.Base + spec.Unique1 + spec.Unique2)
+
+	roots := make([]string, len(refs))
+	for i, r := range refs {
+		roots[i] = src.Addr + "/" + r.Repo + ":" + r.Tag
+	}
+	type cell struct {
+		row *Row
+		run func(t *target) (copyRun, rerun func() Exec, verify func() Exec)
+	}
+	var cells []cell
+	for _, j := range []int{1, cfg.Parallel} {
+		row := &Row{Tool: "ferry mirror", Mode: fmt.Sprintf("-j %d", j), Jobs: j, Version: res.Ferry, DigestsOK: true,
+			Command: fmt.Sprintf("ferry mirror SRC/w1/app-00:v1 … SRC/w1/app-%02d:v1 --to DST/mirror -j %d -o json -q", spec.Repos-1, j)}
+		cells = append(cells, cell{row: row, run: func(t *target) (func() Exec, func() Exec, func() Exec) {
+			dir, _ := os.MkdirTemp(t.dir, "ferry-")
+			args := append([]string{cfg.Ferry, "mirror"}, roots...)
+			args = append(args, "--to", t.proxy.Addr+"/mirror", "-j", fmt.Sprint(j), "-o", "json", "-q")
+			cp := func() Exec { return Run(ctx, dir, nil, nil, args...) }
+			verify := func() Exec { return Run(ctx, dir, nil, nil, cfg.Ferry, "verify", "--lock", "ferry.lock", "-q") }
+			return cp, cp, verify
+		}})
+	}
+	for _, p := range res.Peers {
+		for _, par := range []int{1, cfg.Parallel} {
+			mode := "sequential"
+			if par > 1 {
+				mode = fmt.Sprintf("%d-way parallel", par)
+			}
+			row := &Row{Tool: p.Name, Mode: mode, Version: p.Version, Unavailable: p.Unavailable, DigestsOK: true,
+				Command: fmt.Sprintf("xargs -P %d -L 1 %s %s < pairs  # %d lines: %s", par, p.Bin, strings.Join(p.Args, " "), spec.Repos, p.Line("SRC/w1/app-NN:v1", "DST/mirror/w1/app-NN:v1"))}
+			if p.Unavailable != "" {
+				res.W1 = append(res.W1, row)
+				continue
+			}
+			cells = append(cells, cell{row: row, run: func(t *target) (func() Exec, func() Exec, func() Exec) {
+				var lines strings.Builder
+				for i, r := range refs {
+					fmt.Fprintln(&lines, p.Line(roots[i], t.proxy.Addr+"/mirror/"+r.Repo+":"+r.Tag))
+				}
+				in := []byte(lines.String())
+				args := append([]string{"xargs", "-P", fmt.Sprint(par), "-L", "1", p.Path}, p.Args...)
+				if p.Prepare != nil {
+					if err := p.Prepare(ctx, src.Addr, t.proxy.Addr); err != nil {
+						return func() Exec { return Exec{Err: err, Stderr: err.Error()} }, nil, nil
+					}
+				}
+				cp := func() Exec { return Run(ctx, t.dir, p.Env, in, args...) }
+				return cp, cp, nil
+			}})
+		}
+	}
+	for _, cl := range cells {
+		res.W1 = append(res.W1, cl.row)
+	}
+	for run := 1; run <= cfg.Runs; run++ {
+		for _, cl := range cells {
+			row := cl.row
+			if row.Failed != "" {
+				continue
+			}
+			cfg.logf("W1 run %d/%d: %s %s", run, cfg.Runs, row.Tool, row.Mode)
+			t, err := newTarget(ctx, cfg, "w1")
+			if err != nil {
+				return err
+			}
+			cp, rerun, verify := cl.run(t)
+			e := cp()
+			st := t.proxy.Take()
+			if e.Err != nil {
+				row.Failed = fmt.Sprintf("%v: %s", e.Err, e.Stderr)
+				cfg.logf("  failed: %s", row.Failed)
+				t.close()
+				continue
+			}
+			row.Samples = append(row.Samples, Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, Stats: st})
+			if err := checkDigests(ctx, c, t.reg.Addr, "mirror/", refs); err != nil {
+				row.DigestsOK = false
+				row.Failed = "copy differs from the source: " + err.Error()
+			}
+			cfg.logf("  %.2fs, %s up, %d uploads, %d mounts, %d requests", e.Wall.Seconds(), Bytes(st.BytesUp), st.BlobUploads, st.Mounts, st.Requests)
+			if rerun != nil {
+				e := rerun()
+				st := t.proxy.Take()
+				if e.Err != nil {
+					row.Failed = fmt.Sprintf("re-run: %v: %s", e.Err, e.Stderr)
+				} else {
+					row.Rerun = append(row.Rerun, Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, Stats: st})
+					cfg.logf("  W4 re-run %.2fs, %d requests, %s up", e.Wall.Seconds(), st.Requests, Bytes(st.BytesUp))
+				}
+			}
+			if verify != nil {
+				e := verify()
+				st := t.proxy.Take()
+				if e.Err != nil {
+					row.Failed = fmt.Sprintf("verify: %v: %s", e.Err, e.Stderr)
+				} else {
+					row.Verify = append(row.Verify, Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, Stats: st})
+					cfg.logf("  W4 verify %.2fs, %d requests", e.Wall.Seconds(), st.Requests)
+				}
+			}
+			t.close()
+		}
+	}
+	return nil
+}
+
+func (res *Results) runW3(ctx context.Context, c *client.Client, src *Registry) error {
+	cfg := res.Config
+	cfg.logf("W3: generating one image with a %d MiB layer (streamed)", cfg.W3Size/MiB)
+	start := time.Now()
+	ref, err := PushW3(ctx, c, src.Addr, cfg.W3Size)
+	if err != nil {
+		return fmt.Errorf("W3: generating: %w", err)
+	}
+	res.W3Gen = time.Since(start)
+	srcRef := src.Addr + "/" + ref.Repo + ":" + ref.Tag
+	type cell struct {
+		row  *Row
+		args func(t *target) []string
+		env  []string
+		prep func(ctx context.Context, hosts ...string) error
+	}
+	cells := []cell{{
+		row: &Row{Tool: "ferry mirror", Mode: fmt.Sprintf("-j %d", cfg.Parallel), Version: res.Ferry, DigestsOK: true,
+			Command: fmt.Sprintf("ferry mirror SRC/w3/big:v1 --to DST/mirror -j %d -o json -q", cfg.Parallel)},
+		args: func(t *target) []string {
+			return []string{cfg.Ferry, "mirror", srcRef, "--to", t.proxy.Addr + "/mirror", "-j", fmt.Sprint(cfg.Parallel), "-o", "json", "-q"}
+		},
+	}}
+	for _, p := range res.Peers {
+		row := &Row{Tool: p.Name, Mode: "single copy", Version: p.Version, Unavailable: p.Unavailable, DigestsOK: true,
+			Command: p.Bin + " " + strings.Join(p.Args, " ") + " " + p.Line("SRC/w3/big:v1", "DST/mirror/w3/big:v1")}
+		if p.Unavailable != "" {
+			res.W3 = append(res.W3, row)
+			continue
+		}
+		cells = append(cells, cell{row: row, env: p.Env, prep: p.Prepare, args: func(t *target) []string {
+			args := append([]string{p.Path}, p.Args...)
+			return append(args, strings.Fields(p.Line(srcRef, t.proxy.Addr+"/mirror/"+ref.Repo+":"+ref.Tag))...)
+		}})
+	}
+	for _, cl := range cells {
+		res.W3 = append(res.W3, cl.row)
+	}
+	for run := 1; run <= cfg.Runs; run++ {
+		for _, cl := range cells {
+			row := cl.row
+			if row.Failed != "" {
+				continue
+			}
+			cfg.logf("W3 run %d/%d: %s", run, cfg.Runs, row.Tool)
+			t, err := newTarget(ctx, cfg, "w3")
+			if err != nil {
+				return err
+			}
+			dir, _ := os.MkdirTemp(t.dir, "cwd-")
+			if cl.prep != nil {
+				if err := cl.prep(ctx, src.Addr, t.proxy.Addr); err != nil {
+					row.Failed = err.Error()
+					t.close()
+					continue
+				}
+			}
+			e := Run(ctx, dir, cl.env, nil, cl.args(t)...)
+			st := t.proxy.Take()
+			if e.Err != nil {
+				row.Failed = fmt.Sprintf("%v: %s", e.Err, e.Stderr)
+				cfg.logf("  failed: %s", row.Failed)
+			} else {
+				row.Samples = append(row.Samples, Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, Stats: st})
+				if err := checkDigests(ctx, c, t.reg.Addr, "mirror/", []Ref{ref}); err != nil {
+					row.DigestsOK = false
+					row.Failed = "copy differs from the source: " + err.Error()
+				}
+				cfg.logf("  %.2fs, peak RSS %s, %s up", e.Wall.Seconds(), Bytes(e.MaxRSS), Bytes(st.BytesUp))
+			}
+			t.close()
+		}
+	}
+	return nil
+}
+
+func (res *Results) runW2(ctx context.Context, c *client.Client) error {
+	cfg := res.Config
+	spec := cfg.W2
+	res.W2Levels = Levels(spec.Packages, spec.Depth)
+	reg, err := StartRegistry(ctx, cfg.Ferry, filepath.Join(cfg.Work, "w2"))
+	if err != nil {
+		return err
+	}
+	defer reg.Close()
+	cfg.logf("W2: generating %d bundles in %d levels %v, %d tags each", spec.Packages, spec.Depth, res.W2Levels, spec.Tags)
+	start := time.Now()
+	root, err := PushW2(ctx, c, reg.Addr, spec, 16)
+	if err != nil {
+		return fmt.Errorf("W2: generating: %w", err)
+	}
+	res.W2Gen = time.Since(start)
+	cfg.logf("W2: generated in %.1fs", res.W2Gen.Seconds())
+	p, err := StartProxy(reg.Addr, cfg.W2Delay)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	rootRef := p.Addr + "/" + root.Repo + ":" + root.Tag
+	for _, j := range cfg.W2Jobs {
+		row := &Row{Tool: "ferry resolve", Mode: fmt.Sprintf("-j %d", j), Jobs: j, Version: res.Ferry, DigestsOK: true,
+			Command: fmt.Sprintf("ferry resolve PROXY/%s:%s -o json -j %d", root.Repo, root.Tag, j)}
+		res.W2 = append(res.W2, row)
+		for run := 1; run <= cfg.Runs; run++ {
+			cfg.logf("W2 run %d/%d: ferry resolve -j %d", run, cfg.Runs, j)
+			dir, _ := os.MkdirTemp(cfg.Work, "w2-run-")
+			p.Take()
+			e := Run(ctx, dir, nil, nil, cfg.Ferry, "resolve", rootRef, "-o", "json", "-j", fmt.Sprint(j))
+			st := p.Take()
+			_ = os.RemoveAll(dir)
+			if e.Err != nil {
+				row.Failed = fmt.Sprintf("%v: %s", e.Err, e.Stderr)
+				cfg.logf("  failed: %s", row.Failed)
+				break
+			}
+			var g struct {
+				Packages []json.RawMessage `json:"packages"`
+			}
+			if err := json.Unmarshal(e.Stdout, &g); err != nil {
+				row.Failed = "reading resolve -o json: " + err.Error()
+				break
+			}
+			row.Packages = len(g.Packages)
+			row.Samples = append(row.Samples, Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, Stats: st})
+			cfg.logf("  %.2fs, %d packages, %d requests (%s), %d repeated reads", e.Wall.Seconds(), row.Packages, st.Requests, st.KindsString(), st.Repeats)
+		}
+	}
+	return nil
+}
+
+// machine returns the total memory and kernel release, best effort.
+func machine() (mem, kernel string) {
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "MemTotal:") {
+				f := strings.Fields(l)
+				if len(f) >= 2 {
+					var kb int64
+					fmt.Sscan(f[1], &kb)
+					mem = Bytes(kb * 1024)
+				}
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		kernel = strings.TrimSpace(string(b))
+	}
+	return mem, kernel
+}

@@ -1,0 +1,127 @@
+// Command bench runs PRODUCT.md's benchmark workloads W1-W4 against ferry
+// and the peer copy tools in the same run, on loopback registries, and
+// writes BENCHMARKS.md. `make bench` runs it through scripts/bench.sh:
+//
+//	go run ./testdata/bench --ferry bin/ferry --out BENCHMARKS.md
+//
+// --scale shrinks or grows W1's repositories and W2's packages; --runs sets
+// how many times each timed command runs (the median is reported);
+// --w3-mib sizes W3's single layer.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ferryhq/ferry/internal/bench"
+)
+
+func main() {
+	ferry := flag.String("ferry", "bin/ferry", "ferry binary to measure (also serves the registries)")
+	work := flag.String("work", "", "scratch directory (default: a new temporary directory, removed afterwards)")
+	out := flag.String("out", "BENCHMARKS.md", "report to write; empty writes none")
+	jsonOut := flag.String("json", "", "also write the raw results as JSON to this file")
+	runs := flag.Int("runs", 3, "runs of each timed command; the median is reported")
+	scale := flag.Float64("scale", 1, "multiplies W1's 40 repositories and W2's 1,000 packages")
+	w3MiB := flag.Int64("w3-mib", 512, "W3's layer size in MiB (PRODUCT.md: 2048)")
+	parallel := flag.Int("parallel", 8, "peers' xargs -P and ferry's -j in the parallel mode")
+	workloads := flag.String("workloads", "w1,w2,w3", "comma-separated workloads to run: w1 (with W4), w2, w3")
+	reasons := flag.String("unavailable", "", "file of \"TOOL<TAB>REASON\" lines for peers the setup could not install")
+	command := flag.String("command", "make bench", "how this run was started, for the report")
+	flag.Parse()
+	if flag.NArg() > 0 || *runs < 1 || *scale <= 0 || *w3MiB < 1 || *parallel < 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	ferryPath, err := filepath.Abs(*ferry)
+	if err != nil {
+		fail(err)
+	}
+	dir := *work
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "ferry-bench-"); err != nil {
+			fail(err)
+		}
+		defer os.RemoveAll(dir)
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		fail(err)
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		fail(err)
+	}
+	cfg := bench.Config{
+		Ferry:    ferryPath,
+		Work:     dir,
+		Runs:     *runs,
+		Parallel: *parallel,
+		W1: bench.W1Spec{
+			Repos: max(2, int(math.Round(40**scale))),
+			Base:  20 * bench.MiB, Unique1: 1 * bench.MiB, Unique2: 5 * bench.MiB,
+		},
+		W2:        bench.W2Spec{Packages: max(8, int(math.Round(1000**scale))), Depth: 8, Tags: 30},
+		W2Delay:   20 * time.Millisecond,
+		W2Jobs:    []int{*parallel, 64},
+		W3Size:    *w3MiB * bench.MiB,
+		Workloads: strings.Split(*workloads, ","),
+		Reasons:   readReasons(*reasons),
+		Log:       os.Stderr,
+	}
+	start := time.Now()
+	res, err := bench.RunAll(ctx, cfg)
+	if res != nil {
+		res.Command = *command
+		res.Elapsed = time.Since(start)
+		if *jsonOut != "" {
+			b, _ := json.MarshalIndent(res, "", "  ")
+			if werr := os.WriteFile(*jsonOut, b, 0o644); werr != nil {
+				fmt.Fprintln(os.Stderr, "bench:", werr)
+			}
+		}
+		if *out != "" && err == nil {
+			if werr := os.WriteFile(*out, []byte(res.Markdown()), 0o644); werr != nil {
+				fail(werr)
+			}
+			fmt.Fprintf(os.Stderr, "bench: wrote %s in %s\n", *out, res.Elapsed.Round(time.Second))
+		}
+	}
+	if err != nil {
+		fail(err)
+	}
+}
+
+// readReasons reads "TOOL<TAB>REASON" lines; a missing file is no reasons.
+func readReasons(path string) map[string]string {
+	m := map[string]string{}
+	if path == "" {
+		return m
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return m
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if tool, reason, ok := strings.Cut(sc.Text(), "\t"); ok && tool != "" {
+			m[tool] = strings.TrimSpace(reason)
+		}
+	}
+	return m
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
