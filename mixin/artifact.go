@@ -15,6 +15,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/content/memory"
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/ferryhq/ferry/exitcode"
@@ -77,15 +78,26 @@ func Push(ctx context.Context, target oras.Target, locked *Locked, dir string) (
 		}
 		layers = append(layers, desc)
 	}
-	desc, err := oras.PackManifest(ctx, target, oras.PackManifestVersion1_1, ArtifactType, oras.PackManifestOptions{
+	// Pack in memory first: a manifest the target already has is not sent
+	// again.
+	packed := memory.New()
+	desc, err := oras.PackManifest(ctx, packed, oras.PackManifestVersion1_1, ArtifactType, oras.PackManifestOptions{
 		Layers:              layers,
 		ManifestAnnotations: map[string]string{ocispec.AnnotationCreated: createdEpoch},
 	})
 	if err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("%s: packing manifest: %w", what, err)
+	}
+	// The layers are in the target already; CopyGraph sends the empty
+	// config and the manifest unless the target has them.
+	if err := oras.CopyGraph(ctx, packed, target, desc, oras.DefaultCopyGraphOptions); err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("%s: pushing manifest: %w", what, err)
 	}
-	if err := target.Tag(ctx, desc, tag); err != nil {
-		return ocispec.Descriptor{}, fmt.Errorf("%s: tagging %s: %w", what, tag, err)
+	// A re-run leaves a tag that already points at the artifact alone.
+	if cur, err := target.Resolve(ctx, tag); err != nil || cur.Digest != desc.Digest {
+		if err := target.Tag(ctx, desc, tag); err != nil {
+			return ocispec.Descriptor{}, fmt.Errorf("%s: tagging %s: %w", what, tag, err)
+		}
 	}
 	return ocispec.Descriptor{MediaType: desc.MediaType, ArtifactType: desc.ArtifactType, Digest: desc.Digest, Size: desc.Size}, nil
 }
