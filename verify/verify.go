@@ -56,6 +56,8 @@ const (
 	ProblemSize        = "size"
 	ProblemTag         = "tag"
 	ProblemUnreadable  = "unreadable"
+	// ProblemResolve is a difference found by resolving the inputs again.
+	ProblemResolve = "resolve"
 )
 
 // Problem is one disagreement between the lock and the mirror.

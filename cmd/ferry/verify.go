@@ -17,18 +17,21 @@ import (
 
 func newVerifyCmd(g *globalFlags) *cobra.Command {
 	var lockPath, mirror string
-	var deep bool
+	var deep, reresolve bool
 	c := &cobra.Command{
-		Use:   "verify [--lock F] [--mirror HOST[/PREFIX]] [--deep]",
+		Use:   "verify [--lock F] [--mirror HOST[/PREFIX]] [--deep] [--resolve]",
 		Short: "Check a lock against a mirror",
 		Long: `Verify checks that every locked manifest and every child descriptor is in
 the mirror with the locked digest and size, and that each locked tag points
 at the locked digest. --deep also downloads and re-hashes every blob. A
 ferry.yaml beside the lock that changed since the lock was written makes
-the lock stale. Every problem is listed; the exit code is 3 if there is
-any.`,
+the lock stale. --resolve also resolves that ferry.yaml again against the
+source registries, keeping the locked versions, and reports a tag that
+moved or a closure that changed. Every problem is listed; the exit code is
+3 if there is any.`,
 		Example: `  ferry verify
   ferry verify --deep -o json
+  ferry verify --resolve           # the sources still agree with the lock
   ferry verify --lock ferry.lock --mirror registry.dr.acme.com/mirror`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := g.checkOutput("text", "json"); err != nil {
@@ -51,10 +54,13 @@ any.`,
 				opts.Mirror = &m
 			}
 			inputs := filepath.Join(filepath.Dir(lockPath), mirrorset.DefaultFile)
-			if ms, err := mirrorset.Load(inputs); err == nil {
+			ms, err := mirrorset.Load(inputs)
+			if err == nil {
 				opts.Inputs, opts.InputsFile = ms.Digest(), inputs
 			} else if _, statErr := os.Stat(inputs); !errors.Is(statErr, os.ErrNotExist) {
 				return err
+			} else if reresolve {
+				return exitcode.BadInput("--resolve needs the inputs: no %s beside %s", mirrorset.DefaultFile, lockPath)
 			}
 			rep, err := verify.Verify(cmd.Context(), l, opts)
 			if err != nil {
@@ -62,6 +68,13 @@ any.`,
 			}
 			if err := env.VerifyMixins(cmd.Context(), l, opts, rep); err != nil {
 				return err
+			}
+			if reresolve {
+				problems, err := env.Reresolve(cmd.Context(), ms, l)
+				if err != nil {
+					return err
+				}
+				rep.Problems = append(rep.Problems, problems...)
 			}
 			if g.json() {
 				if err := writeJSON(os.Stdout, rep); err != nil {
@@ -86,5 +99,6 @@ any.`,
 	c.Flags().StringVar(&lockPath, "lock", lock.DefaultFile, "lock file to verify")
 	c.Flags().StringVar(&mirror, "mirror", "", "read from this mirror HOST[/PREFIX] instead of the one in the lock")
 	c.Flags().BoolVar(&deep, "deep", false, "download and re-hash every blob")
+	c.Flags().BoolVar(&reresolve, "resolve", false, "also resolve ferry.yaml again at the sources, keeping locked versions, and report every difference")
 	return c
 }
