@@ -1,5 +1,82 @@
 #!/usr/bin/env bash
-# make bench: the benchmark workloads of PRODUCT.md. Not yet written: see
-# BENCHMARKS.md.
+# make bench: PRODUCT.md's benchmark workloads W1-W4, ferry against the peer
+# copy tools in the same run, on loopback registries only. Installs the peers
+# it can (bin/bench-tools), runs `go run ./testdata/bench`, and rewrites
+# BENCHMARKS.md. Not part of `make test` or CI.
+#
+# Environment:
+#   BENCH_RUNS=N          runs per timed figure, median reported (default 3)
+#   BENCH_SCALE=F         multiplies W1's 40 repositories and W2's 1,000 packages (default 1)
+#   BENCH_FULL=1          W3 with PRODUCT.md's 2 GiB layer (default 512 MiB)
+#   BENCH_WORKLOADS=LIST  comma-separated subset of w1,w2,w3 (w1 includes W4)
+#   BENCH_OUT=FILE        report to write (default BENCHMARKS.md)
+#   BENCH_WORK=DIR        keep registries and logs there instead of a removed temp dir
 set -euo pipefail
-echo "benchmarks are not written yet; see BENCHMARKS.md" >&2
+cd "$(dirname "$0")/.."
+
+tools="$PWD/bin/bench-tools"
+mkdir -p "$tools"
+reasons="$tools/unavailable.tsv"
+: >"$reasons"
+
+# ferry's go.mod has no go-containerregistry, so crane is pinned here to the
+# release the bench was written against; regctl likewise.
+CRANE_MODULE=github.com/google/go-containerregistry/cmd/crane@v0.22.1
+REGCTL_MODULE=github.com/regclient/regclient/cmd/regctl@v0.11.7
+ORAS_MODULE=oras.land/oras/cmd/oras@latest
+
+# install_go BIN MODULE@VERSION: go install into bin/bench-tools once. A
+# refusal is remembered in BIN.refused and not retried; a later run reports
+# it as the reason the tool is unavailable.
+install_go() {
+  local bin=$1 mod=$2
+  [ -x "$tools/$bin" ] && return 0
+  if [ -s "$tools/$bin.refused" ]; then
+    printf '%s\t%s\n' "$bin" "$(cat "$tools/$bin.refused")" >>"$reasons"
+    return 0
+  fi
+  echo "bench: go install $mod" >&2
+  local out
+  if ! out=$(GOBIN="$tools" go install "$mod" 2>&1); then
+    printf 'go install %s failed: %s' "$mod" "$(printf '%s' "$out" | tail -n 3 | tr '\n\t' '  ')" >"$tools/$bin.refused"
+    printf '%s\t%s\n' "$bin" "$(cat "$tools/$bin.refused")" >>"$reasons"
+  fi
+}
+install_go crane "$CRANE_MODULE"
+install_go regctl "$REGCTL_MODULE"
+install_go oras "$ORAS_MODULE"
+
+# skopeo and GNU time (peak RSS) come from Debian.
+need=()
+command -v skopeo >/dev/null || need+=(skopeo)
+[ -x /usr/bin/time ] || need+=(time)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "bench: apt-get install ${need[*]}" >&2
+    if ! out=$( (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}") 2>&1); then
+      echo "bench: apt-get failed: $(printf '%s' "$out" | tail -n 3)" >&2
+    fi
+  fi
+  command -v skopeo >/dev/null || printf 'skopeo\tnot installed: apt-get install skopeo failed or is not possible here (needs root and apt)\n' >>"$reasons"
+fi
+
+[ -x bin/ferry ] || go build -o bin/ferry ./cmd/ferry
+
+runs=${BENCH_RUNS:-3}
+scale=${BENCH_SCALE:-1}
+w3=512
+[ "${BENCH_FULL:-}" = 1 ] && w3=2048
+workloads=${BENCH_WORKLOADS:-w1,w2,w3}
+desc="make bench"
+for v in BENCH_RUNS BENCH_SCALE BENCH_FULL BENCH_WORKLOADS; do
+  [ -n "${!v:-}" ] && desc="$v=${!v} $desc"
+done
+
+work_args=()
+[ -n "${BENCH_WORK:-}" ] && work_args=(--work "$BENCH_WORK")
+
+PATH="$tools:$PATH" go run ./testdata/bench \
+  --ferry bin/ferry \
+  --out "${BENCH_OUT:-BENCHMARKS.md}" \
+  --runs "$runs" --scale "$scale" --w3-mib "$w3" --workloads "$workloads" \
+  --unavailable "$reasons" --command "$desc" "${work_args[@]}"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -141,6 +142,11 @@ func RunAll(ctx context.Context, cfg Config) (*Results, error) {
 	}
 	res := &Results{Config: cfg, Date: time.Now().UTC(), NumCPU: runtime.NumCPU(), Go: runtime.Version()}
 	res.MemTotal, res.Kernel = machine()
+	if path, err := exec.LookPath("/usr/bin/time"); err == nil {
+		TimeBin = path
+	} else {
+		res.Notes = append(res.Notes, "GNU time (/usr/bin/time) was not found: peak RSS figures are wait4's ru_maxrss, which Linux floors at the benchmark driver's own RSS.")
+	}
 	if out := Run(ctx, "", nil, nil, cfg.Ferry, "version"); out.Err == nil {
 		res.Ferry = strings.TrimSpace(string(out.Stdout))
 	}
@@ -249,6 +255,7 @@ func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry) 
 	for _, j := range []int{1, cfg.Parallel} {
 		row := &Row{Tool: "ferry mirror", Mode: fmt.Sprintf("-j %d", j), Jobs: j, Version: res.Ferry, DigestsOK: true,
 			Command: fmt.Sprintf("ferry mirror SRC/w1/app-00:v1 … SRC/w1/app-%02d:v1 --to DST/mirror -j %d -o json -q", spec.Repos-1, j)}
+		res.W1 = append(res.W1, row)
 		cells = append(cells, cell{row: row, run: func(t *target) (func() Exec, func() Exec, func() Exec) {
 			dir, _ := os.MkdirTemp(t.dir, "ferry-")
 			args := append([]string{cfg.Ferry, "mirror"}, roots...)
@@ -258,6 +265,20 @@ func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry) 
 			return cp, cp, verify
 		}})
 	}
+	// The copy alone, from a lock made beforehand (untimed).
+	lockRow := &Row{Tool: "ferry mirror --lock", Mode: fmt.Sprintf("-j %d", cfg.Parallel), Jobs: cfg.Parallel, Version: res.Ferry, DigestsOK: true,
+		Command: fmt.Sprintf("ferry lock SRC/w1/app-00:v1 … (untimed); ferry mirror --lock ferry.lock --to DST/mirror -j %d -o json -q", cfg.Parallel)}
+	res.W1 = append(res.W1, lockRow)
+	cells = append(cells, cell{row: lockRow, run: func(t *target) (func() Exec, func() Exec, func() Exec) {
+		dir, _ := os.MkdirTemp(t.dir, "ferry-")
+		if e := Run(ctx, dir, nil, nil, append(append([]string{cfg.Ferry, "lock"}, roots...), "-q")...); e.Err != nil {
+			return func() Exec { return e }, nil, nil
+		}
+		cp := func() Exec {
+			return Run(ctx, dir, nil, nil, cfg.Ferry, "mirror", "--lock", "ferry.lock", "--to", t.proxy.Addr+"/mirror", "-j", fmt.Sprint(cfg.Parallel), "-o", "json", "-q")
+		}
+		return cp, nil, nil
+	}})
 	for _, p := range res.Peers {
 		for _, par := range []int{1, cfg.Parallel} {
 			mode := "sequential"
@@ -266,8 +287,8 @@ func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry) 
 			}
 			row := &Row{Tool: p.Name, Mode: mode, Version: p.Version, Unavailable: p.Unavailable, DigestsOK: true,
 				Command: fmt.Sprintf("xargs -P %d -L 1 %s %s < pairs  # %d lines: %s", par, p.Bin, strings.Join(p.Args, " "), spec.Repos, p.Line("SRC/w1/app-NN:v1", "DST/mirror/w1/app-NN:v1"))}
+			res.W1 = append(res.W1, row)
 			if p.Unavailable != "" {
-				res.W1 = append(res.W1, row)
 				continue
 			}
 			cells = append(cells, cell{row: row, run: func(t *target) (func() Exec, func() Exec, func() Exec) {
@@ -286,9 +307,6 @@ func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry) 
 				return cp, cp, nil
 			}})
 		}
-	}
-	for _, cl := range cells {
-		res.W1 = append(res.W1, cl.row)
 	}
 	for run := 1; run <= cfg.Runs; run++ {
 		for _, cl := range cells {
@@ -358,27 +376,23 @@ func (res *Results) runW3(ctx context.Context, c *client.Client, src *Registry) 
 		env  []string
 		prep func(ctx context.Context, hosts ...string) error
 	}
-	cells := []cell{{
-		row: &Row{Tool: "ferry mirror", Mode: fmt.Sprintf("-j %d", cfg.Parallel), Version: res.Ferry, DigestsOK: true,
-			Command: fmt.Sprintf("ferry mirror SRC/w3/big:v1 --to DST/mirror -j %d -o json -q", cfg.Parallel)},
-		args: func(t *target) []string {
-			return []string{cfg.Ferry, "mirror", srcRef, "--to", t.proxy.Addr + "/mirror", "-j", fmt.Sprint(cfg.Parallel), "-o", "json", "-q"}
-		},
-	}}
+	ferryRow := &Row{Tool: "ferry mirror", Mode: fmt.Sprintf("-j %d", cfg.Parallel), Version: res.Ferry, DigestsOK: true,
+		Command: fmt.Sprintf("ferry mirror SRC/w3/big:v1 --to DST/mirror -j %d -o json -q", cfg.Parallel)}
+	res.W3 = append(res.W3, ferryRow)
+	cells := []cell{{row: ferryRow, args: func(t *target) []string {
+		return []string{cfg.Ferry, "mirror", srcRef, "--to", t.proxy.Addr + "/mirror", "-j", fmt.Sprint(cfg.Parallel), "-o", "json", "-q"}
+	}}}
 	for _, p := range res.Peers {
 		row := &Row{Tool: p.Name, Mode: "single copy", Version: p.Version, Unavailable: p.Unavailable, DigestsOK: true,
 			Command: p.Bin + " " + strings.Join(p.Args, " ") + " " + p.Line("SRC/w3/big:v1", "DST/mirror/w3/big:v1")}
+		res.W3 = append(res.W3, row)
 		if p.Unavailable != "" {
-			res.W3 = append(res.W3, row)
 			continue
 		}
 		cells = append(cells, cell{row: row, env: p.Env, prep: p.Prepare, args: func(t *target) []string {
 			args := append([]string{p.Path}, p.Args...)
 			return append(args, strings.Fields(p.Line(srcRef, t.proxy.Addr+"/mirror/"+ref.Repo+":"+ref.Tag))...)
 		}})
-	}
-	for _, cl := range cells {
-		res.W3 = append(res.W3, cl.row)
 	}
 	for run := 1; run <= cfg.Runs; run++ {
 		for _, cl := range cells {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -92,8 +93,8 @@ type Exec struct {
 	// Wall is the elapsed time.
 	Wall time.Duration
 	// MaxRSS is the peak resident set size in bytes of the process and
-	// every descendant it waited for (wait4's ru_maxrss, what GNU time -v
-	// reports as "Maximum resident set size").
+	// every descendant it waited for (ru_maxrss, as GNU time reports it
+	// with %M: see TimeBin).
 	MaxRSS int64
 	// Err is set when the command failed; Stderr holds its last output.
 	Err    error
@@ -101,9 +102,27 @@ type Exec struct {
 	Stderr string
 }
 
+// TimeBin is GNU time, through which Run starts commands to measure their
+// peak RSS; empty falls back to wait4's ru_maxrss. A Go program's children
+// start as a CLONE_VM copy of it, and Linux carries that address space's
+// high-water mark into the exec'd program's ru_maxrss, so without a small
+// intermediate process every figure would be at least the driver's own
+// RSS. GNU time forks from its own small address space.
+var TimeBin string
+
 // Run runs argv in dir with extra environment and stdin, measuring wall
 // time and peak RSS.
 func Run(ctx context.Context, dir string, env []string, stdin []byte, argv ...string) Exec {
+	var rssFile string
+	if TimeBin != "" {
+		f, err := os.CreateTemp("", "bench-rss-")
+		if err == nil {
+			rssFile = f.Name()
+			f.Close()
+			defer os.Remove(rssFile)
+			argv = append([]string{TimeBin, "-f", "%M", "-o", rssFile}, argv...)
+		}
+	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
@@ -115,7 +134,16 @@ func Run(ctx context.Context, dir string, env []string, stdin []byte, argv ...st
 	start := time.Now()
 	err := cmd.Run()
 	e := Exec{Wall: time.Since(start), Stdout: stdout.Bytes()}
-	if cmd.ProcessState != nil {
+	if rssFile != "" {
+		if b, err := os.ReadFile(rssFile); err == nil {
+			lines := strings.Fields(string(b))
+			if len(lines) > 0 {
+				if kb, err := strconv.ParseInt(lines[len(lines)-1], 10, 64); err == nil {
+					e.MaxRSS = kb * 1024
+				}
+			}
+		}
+	} else if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			e.MaxRSS = ru.Maxrss * 1024
 		}

@@ -36,6 +36,7 @@ func main() {
 	parallel := flag.Int("parallel", 8, "peers' xargs -P and ferry's -j in the parallel mode")
 	workloads := flag.String("workloads", "w1,w2,w3", "comma-separated workloads to run: w1 (with W4), w2, w3")
 	reasons := flag.String("unavailable", "", "file of \"TOOL<TAB>REASON\" lines for peers the setup could not install")
+	distinct := flag.Bool("w2-distinct-tags", false, "push a distinct bundle for each of W2's tags (slow: 30 bundles per package)")
 	command := flag.String("command", "make bench", "how this run was started, for the report")
 	flag.Parse()
 	if flag.NArg() > 0 || *runs < 1 || *scale <= 0 || *w3MiB < 1 || *parallel < 1 {
@@ -70,7 +71,7 @@ func main() {
 			Repos: max(2, int(math.Round(40**scale))),
 			Base:  20 * bench.MiB, Unique1: 1 * bench.MiB, Unique2: 5 * bench.MiB,
 		},
-		W2:        bench.W2Spec{Packages: max(8, int(math.Round(1000**scale))), Depth: 8, Tags: 30},
+		W2:        bench.W2Spec{Packages: max(8, int(math.Round(1000**scale))), Depth: 8, Tags: 30, AllTagsDistinct: *distinct},
 		W2Delay:   20 * time.Millisecond,
 		W2Jobs:    []int{*parallel, 64},
 		W3Size:    *w3MiB * bench.MiB,
