@@ -16,6 +16,7 @@ import (
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/porter"
+	"github.com/ferryhq/ferry/relocate"
 )
 
 // globalFlags are the flags every command shares.
@@ -139,4 +140,16 @@ func cobraExactArgs(n int) cobra.PositionalArgs {
 func fileExists(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && !st.IsDir()
+}
+
+// mirrorFlag parses --mirror: nil when it is not given.
+func mirrorFlag(mirror string) (*relocate.Mapping, error) {
+	if mirror == "" {
+		return nil, nil
+	}
+	m, err := relocate.ParseMapping(mirror)
+	if err != nil {
+		return nil, err
+	}
+	return &m, nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/install"
 	"github.com/ferryhq/ferry/lock"
-	"github.com/ferryhq/ferry/relocate"
 )
 
 func newInstallCmd(g *globalFlags) *cobra.Command {
@@ -46,12 +45,8 @@ the mixin feed; it may be used without --dest.`,
 				return err
 			}
 			opts := install.Options{Registry: env.Client, Dest: dest, Concurrency: g.jobs}
-			if mirror != "" {
-				m, err := relocate.ParseMapping(mirror)
-				if err != nil {
-					return err
-				}
-				opts.Mirror = &m
+			if opts.Mirror, err = mirrorFlag(mirror); err != nil {
+				return err
 			}
 			var ph *ferry.PorterHome
 			if porterHome != "" {

@@ -11,7 +11,6 @@ import (
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
-	"github.com/ferryhq/ferry/relocate"
 	"github.com/ferryhq/ferry/verify"
 )
 
@@ -46,12 +45,8 @@ moved or a closure that changed. Every problem is listed; the exit code is
 				return err
 			}
 			opts := verify.Options{Registry: env.Client, Deep: deep, Concurrency: g.jobs}
-			if mirror != "" {
-				m, err := relocate.ParseMapping(mirror)
-				if err != nil {
-					return err
-				}
-				opts.Mirror = &m
+			if opts.Mirror, err = mirrorFlag(mirror); err != nil {
+				return err
 			}
 			inputs := filepath.Join(filepath.Dir(lockPath), mirrorset.DefaultFile)
 			ms, err := mirrorset.Load(inputs)
