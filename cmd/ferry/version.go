@@ -14,7 +14,9 @@ func newVersionCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print ferry's version",
-		Args:  cobraExactArgs(0),
+		Example: `  ferry version
+  ferry version -o json`,
+		Args: cobraExactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v := version
 			if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
