@@ -13,6 +13,7 @@ import (
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/ferryhq/ferry/lock"
@@ -50,6 +51,8 @@ type PackageResult struct {
 	// Bytes counts bytes sent to the mirror (mounted blobs are not sent).
 	Bytes      int64    `json:"bytes"`
 	Signatures []string `json:"signatures,omitempty"`
+	// Referrers are the digests of the OCI referrers copied.
+	Referrers []string `json:"referrers,omitempty"`
 }
 
 // Report is the result of a mirror run.
@@ -152,6 +155,9 @@ func copyFrom(ctx context.Context, src origin, ref originRef, p *lock.Package, o
 			return nil, fmt.Errorf("tagging %s:%s: %w", dstName, p.Version, err)
 		}
 	}
+	if err := copyReferrers(ctx, src, dst, dstName, root, opts.Concurrency, led, res); err != nil {
+		return nil, err
+	}
 	for _, tag := range signatureTags(root) {
 		desc, err := src.Resolve(ctx, ref(p, tag))
 		if errors.Is(err, errdef.ErrNotFound) {
@@ -169,6 +175,30 @@ func copyFrom(ctx context.Context, src origin, ref originRef, p *lock.Package, o
 		res.Signatures = append(res.Signatures, tag)
 	}
 	return res, nil
+}
+
+// copyReferrers copies the OCI referrers of root (signatures, SBOMs and
+// attestations attached with a subject) when the origin can list them.
+func copyReferrers(ctx context.Context, src origin, dst *remote.Repository, dstName string, root ocispec.Descriptor, conc int, led *ledger, res *PackageResult) error {
+	lister, ok := src.(registry.ReferrerLister)
+	if !ok {
+		return nil
+	}
+	var refs []ocispec.Descriptor
+	err := lister.Referrers(ctx, root, "", func(page []ocispec.Descriptor) error {
+		refs = append(refs, page...)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errdef.ErrNotFound) {
+		return fmt.Errorf("listing referrers of %s: %w", root.Digest, err)
+	}
+	for _, r := range refs {
+		if err := copyGraph(ctx, src, dst, dstName, r, conc, led, res); err != nil {
+			return fmt.Errorf("copying referrer %s: %w", r.Digest, err)
+		}
+		res.Referrers = append(res.Referrers, r.Digest.String())
+	}
+	return nil
 }
 
 // signatureTags returns cosign's tags for root's signature, attestations
