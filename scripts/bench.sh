@@ -38,7 +38,9 @@ install_go() {
   echo "bench: go install $mod" >&2
   local out
   if ! out=$(GOBIN="$tools" go install "$mod" 2>&1); then
-    printf 'go install %s failed: %s' "$mod" "$(printf '%s' "$out" | tail -n 3 | tr '\n\t' '  ')" >"$tools/$bin.refused"
+    # The reason goes into BENCHMARKS.md: keep the error, not the URL.
+    printf 'go install %s refused: %s' "$mod" "$(printf '%s' "$out" | tail -n 3 | tr '\n\t' '  ' |
+      sed -E 's#reading https?://[^ ]*: ##; s#https?://[^ ]*#the module proxy#g')" >"$tools/$bin.refused"
     printf '%s\t%s\n' "$bin" "$(cat "$tools/$bin.refused")" >>"$reasons"
   fi
 }

@@ -67,7 +67,11 @@ func (c *Config) logf(format string, args ...any) {
 type Sample struct {
 	Wall   time.Duration `json:"wall"`
 	MaxRSS int64         `json:"maxRSS"`
-	Stats  Stats         `json:"stats"`
+	// Stats counts the traffic to the registry written to (W1, W3) or
+	// read (W2).
+	Stats Stats `json:"stats"`
+	// Source counts the traffic to the source registry (W1, W3).
+	Source Stats `json:"source"`
 }
 
 // Row is one tool in one mode of one workload, with its samples.
@@ -161,14 +165,21 @@ func RunAll(ctx context.Context, cfg Config) (*Results, error) {
 			return nil, err
 		}
 		defer src.Close()
-		cfg.logf("source registry %s", src.Addr)
+		// Tools read the source through a counting proxy; the generators
+		// write to it directly.
+		sp, err := StartProxy(src.Addr, 0)
+		if err != nil {
+			return nil, err
+		}
+		defer sp.Close()
+		cfg.logf("source registry %s, through proxy %s", src.Addr, sp.Addr)
 		if cfg.wants("w1") {
-			if err := res.runW1(ctx, c, src); err != nil {
+			if err := res.runW1(ctx, c, src, sp); err != nil {
 				return res, err
 			}
 		}
 		if cfg.wants("w3") {
-			if err := res.runW3(ctx, c, src); err != nil {
+			if err := res.runW3(ctx, c, src, sp); err != nil {
 				return res, err
 			}
 		}
@@ -230,7 +241,7 @@ func checkDigests(ctx context.Context, c *client.Client, host, prefix string, re
 	return nil
 }
 
-func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry) error {
+func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry, sp *Proxy) error {
 	cfg := res.Config
 	spec := cfg.W1
 	cfg.logf("W1: generating %d repositories (%d MiB shared, %d+%d MiB unique each)", spec.Repos, spec.Base/MiB, spec.Unique1/MiB, spec.Unique2/MiB)
@@ -245,7 +256,7 @@ func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry) 
 
 	roots := make([]string, len(refs))
 	for i, r := range refs {
-		roots[i] = src.Addr + "/" + r.Repo + ":" + r.Tag
+		roots[i] = sp.Addr + "/" + r.Repo + ":" + r.Tag
 	}
 	type cell struct {
 		row *Row
@@ -299,7 +310,7 @@ func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry) 
 				in := []byte(lines.String())
 				args := append([]string{"xargs", "-P", fmt.Sprint(par), "-L", "1", p.Path}, p.Args...)
 				if p.Prepare != nil {
-					if err := p.Prepare(ctx, src.Addr, t.proxy.Addr); err != nil {
+					if err := p.Prepare(ctx, sp.Addr, t.proxy.Addr); err != nil {
 						return func() Exec { return Exec{Err: err, Stderr: err.Error()} }, nil, nil
 					}
 				}
@@ -320,27 +331,28 @@ func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry) 
 				return err
 			}
 			cp, rerun, verify := cl.run(t)
+			sp.Take()
 			e := cp()
-			st := t.proxy.Take()
+			st, sst := t.proxy.Take(), sp.Take()
 			if e.Err != nil {
 				row.Failed = fmt.Sprintf("%v: %s", e.Err, e.Stderr)
 				cfg.logf("  failed: %s", row.Failed)
 				t.close()
 				continue
 			}
-			row.Samples = append(row.Samples, Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, Stats: st})
+			row.Samples = append(row.Samples, Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, Stats: st, Source: sst})
 			if err := checkDigests(ctx, c, t.reg.Addr, "mirror/", refs); err != nil {
 				row.DigestsOK = false
 				row.Failed = "copy differs from the source: " + err.Error()
 			}
-			cfg.logf("  %.2fs, %s up, %d uploads, %d mounts, %d requests", e.Wall.Seconds(), Bytes(st.BytesUp), st.BlobUploads, st.Mounts, st.Requests)
+			cfg.logf("  %.2fs, %s up, %d uploads, %d mounts, %d requests; read %s in %d requests from the source", e.Wall.Seconds(), Bytes(st.BytesUp), st.BlobUploads, st.Mounts, st.Requests, Bytes(sst.BytesDown), sst.Requests)
 			if rerun != nil {
 				e := rerun()
-				st := t.proxy.Take()
+				st, sst := t.proxy.Take(), sp.Take()
 				if e.Err != nil {
 					row.Failed = fmt.Sprintf("re-run: %v: %s", e.Err, e.Stderr)
 				} else {
-					row.Rerun = append(row.Rerun, Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, Stats: st})
+					row.Rerun = append(row.Rerun, Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, Stats: st, Source: sst})
 					cfg.logf("  W4 re-run %.2fs, %d requests, %s up", e.Wall.Seconds(), st.Requests, Bytes(st.BytesUp))
 				}
 			}
@@ -360,7 +372,7 @@ func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry) 
 	return nil
 }
 
-func (res *Results) runW3(ctx context.Context, c *client.Client, src *Registry) error {
+func (res *Results) runW3(ctx context.Context, c *client.Client, src *Registry, sp *Proxy) error {
 	cfg := res.Config
 	cfg.logf("W3: generating one image with a %d MiB layer (streamed)", cfg.W3Size/MiB)
 	start := time.Now()
@@ -369,7 +381,7 @@ func (res *Results) runW3(ctx context.Context, c *client.Client, src *Registry) 
 		return fmt.Errorf("W3: generating: %w", err)
 	}
 	res.W3Gen = time.Since(start)
-	srcRef := src.Addr + "/" + ref.Repo + ":" + ref.Tag
+	srcRef := sp.Addr + "/" + ref.Repo + ":" + ref.Tag
 	type cell struct {
 		row  *Row
 		args func(t *target) []string
@@ -407,19 +419,20 @@ func (res *Results) runW3(ctx context.Context, c *client.Client, src *Registry) 
 			}
 			dir, _ := os.MkdirTemp(t.dir, "cwd-")
 			if cl.prep != nil {
-				if err := cl.prep(ctx, src.Addr, t.proxy.Addr); err != nil {
+				if err := cl.prep(ctx, sp.Addr, t.proxy.Addr); err != nil {
 					row.Failed = err.Error()
 					t.close()
 					continue
 				}
 			}
+			sp.Take()
 			e := Run(ctx, dir, cl.env, nil, cl.args(t)...)
-			st := t.proxy.Take()
+			st, sst := t.proxy.Take(), sp.Take()
 			if e.Err != nil {
 				row.Failed = fmt.Sprintf("%v: %s", e.Err, e.Stderr)
 				cfg.logf("  failed: %s", row.Failed)
 			} else {
-				row.Samples = append(row.Samples, Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, Stats: st})
+				row.Samples = append(row.Samples, Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, Stats: st, Source: sst})
 				if err := checkDigests(ctx, c, t.reg.Addr, "mirror/", []Ref{ref}); err != nil {
 					row.DigestsOK = false
 					row.Failed = "copy differs from the source: " + err.Error()

@@ -94,7 +94,7 @@ func (res *Results) Markdown() string {
 	p("How it is measured:\n\n")
 	p("- **time** is wall-clock time of the whole command (process start to exit), the median of %d runs; **ratios** divide by ferry's time in the same table.\n", cfg.Runs)
 	p("- Each copy goes into a **fresh, empty registry** started for that run and removed after it. A recording reverse proxy on 127.0.0.1 sits in front of it and counts requests, **bytes sent to the mirror** (request bodies), **blob uploads** (completed uploads) and **mounts** (cross-repository mounts the registry accepted with 201).\n")
-	p("- The source registry is read directly. After every copy the driver checks, bypassing the proxy, that every tag in the mirror has the source's digest.\n")
+	p("- The source registry is read through a second counting proxy (**read from source**: response bytes and requests). After every copy the driver checks, bypassing the proxies, that every tag in the mirror has the source's digest.\n")
 	p("- **peak RSS** is the command's maximum resident set size as GNU `time -f %%M` reports it (`ru_maxrss` of the command and every process it waited for); for `xargs` runs it is the largest single process.\n")
 	p("- Peers run in parallel with `xargs -P %d -L 1` over one line per repository, sequentially with `xargs -P 1`; ferry copies every repository in one process with `-j 1` or `-j %d`.\n\n", cfg.Parallel, cfg.Parallel)
 
@@ -149,10 +149,10 @@ func (res *Results) writeW1(b *strings.Builder) {
 	p("## W1 mirror\n\n")
 	p("%d repositories `w1/app-NN:v1`, each an OCI index over one linux/amd64 image: a %s base layer shared by all, plus %s and %s layers unique to the repository (gzip'd tar layers of deterministic pseudo-random content). %s logical, %s unique. Generated into the source registry in %s.\n\n",
 		spec.Repos, Bytes(spec.Base), Bytes(spec.Unique1), Bytes(spec.Unique2), Bytes(res.W1Logical), Bytes(res.W1Unique), secs(res.W1Gen))
-	p("| tool | mode | time | vs ferry -j %d | sent to mirror | blob uploads | mounts | requests | peak RSS | digests |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n", cfg.Parallel)
+	p("| tool | mode | time | vs ferry -j %d | sent to mirror | blob uploads | mounts | requests to mirror | read from source (requests) | peak RSS | digests |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n", cfg.Parallel)
 	for _, r := range res.W1 {
 		if s := r.status(); s != "" {
-			p("| %s | %s | %s | | | | | | | |\n", r.Tool, r.Mode, s)
+			p("| %s | %s | %s | | | | | | | | |\n", r.Tool, r.Mode, s)
 			continue
 		}
 		m, _ := Median(r.Samples)
@@ -160,10 +160,19 @@ func (res *Results) writeW1(b *strings.Builder) {
 		if !r.DigestsOK {
 			ok = "**differ**"
 		}
-		p("| %s | %s | %s | %s | %s | %d | %d | %d | %s | %s |\n", r.Tool, r.Mode, secs(m.Wall), ratio(m.Wall.Seconds(), refMed.Wall.Seconds()),
-			Bytes(m.Stats.BytesUp), m.Stats.BlobUploads, m.Stats.Mounts, m.Stats.Requests, Bytes(m.MaxRSS), ok)
+		p("| %s | %s | %s | %s | %s | %d | %d | %d | %s (%d) | %s | %s |\n", r.Tool, r.Mode, secs(m.Wall), ratio(m.Wall.Seconds(), refMed.Wall.Seconds()),
+			Bytes(m.Stats.BytesUp), m.Stats.BlobUploads, m.Stats.Mounts, m.Stats.Requests, Bytes(m.Source.BytesDown), m.Source.Requests, Bytes(m.MaxRSS), ok)
 	}
-	p("\n`ferry mirror` is the whole job from the roots: resolve and lock (reading the source), then copy. `ferry mirror --lock` is the copy alone from a lock made beforehand. The peers copy by tag and do no resolving.\n\n")
+	p("\n`ferry mirror` is the whole job from the roots: resolve and lock (reading the source), then copy. `ferry mirror --lock` is the copy alone from a lock made beforehand. The peers copy by tag and do no resolving.")
+	if lk := find(res.W1, "ferry mirror --lock", fmt.Sprintf("-j %d", cfg.Parallel)); lk != nil && len(lk.Samples) > 0 && len(ref.Samples) > 0 {
+		lm, _ := Median(lk.Samples)
+		if extra := refMed.Source.BytesDown - lm.Source.BytesDown; extra > res.W1Unique/10 {
+			p(" From the roots, ferry read %s from the source in %d requests against %s in %d for the copy alone: resolving and locking these plain images read %s more, about every layer of every image once (%s logical), which is %s of its %s.",
+				Bytes(refMed.Source.BytesDown), refMed.Source.Requests, Bytes(lm.Source.BytesDown), lm.Source.Requests, Bytes(extra), Bytes(res.W1Logical),
+				secs(refMed.Wall-lm.Wall), secs(refMed.Wall))
+		}
+	}
+	p("\n\n")
 	// Summary lines: each peer and mode against ferry -j N.
 	var lines []string
 	for _, r := range res.W1 {

@@ -1,0 +1,132 @@
+package bench
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"io"
+	"testing"
+
+	"github.com/opencontainers/go-digest"
+)
+
+func TestLayerIsDeterministicTarGzip(t *testing.T) {
+	a, err := LayerBytes("seed", 100_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := LayerBytes("seed", 100_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Fatal("the same seed and size gave different layers")
+	}
+	c, err := LayerBytes("other", 100_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(a, c) {
+		t.Fatal("different seeds gave the same layer")
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	hdr, err := tr.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hdr.Name != "data/blob" || hdr.Size != 100_000 {
+		t.Fatalf("entry %q of %d bytes, want data/blob of 100000", hdr.Name, hdr.Size)
+	}
+	data, err := io.ReadAll(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := io.ReadAll(Random("seed", 100_000))
+	if !bytes.Equal(data, want) {
+		t.Fatal("the layer's file is not Random(seed, size)")
+	}
+	d, err := LayerDescriptor("seed", 100_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Digest != digest.FromBytes(a) || d.Size != int64(len(a)) {
+		t.Fatalf("LayerDescriptor = %s %d, want %s %d", d.Digest, d.Size, digest.FromBytes(a), len(a))
+	}
+}
+
+func TestLevels(t *testing.T) {
+	for _, tc := range []struct{ packages, depth int }{{1000, 8}, {100, 8}, {8, 8}, {250, 8}, {5000, 8}} {
+		lv := Levels(tc.packages, tc.depth)
+		if len(lv) != tc.depth {
+			t.Fatalf("Levels(%d, %d) = %v: want %d levels", tc.packages, tc.depth, lv, tc.depth)
+		}
+		sum := 0
+		for i, n := range lv {
+			if n < 1 || (i > 0 && n < lv[i-1]) {
+				t.Fatalf("Levels(%d, %d) = %v: levels must be non-empty and non-decreasing", tc.packages, tc.depth, lv)
+			}
+			sum += n
+		}
+		if sum != tc.packages || lv[0] != 1 {
+			t.Fatalf("Levels(%d, %d) = %v: want one root and %d in all", tc.packages, tc.depth, lv, tc.packages)
+		}
+		// Every package below the root has a parent.
+		for l := 0; l+1 < len(lv); l++ {
+			covered := map[int]bool{}
+			for i := range lv[l] {
+				for _, j := range W2Children(i, lv[l], lv[l+1]) {
+					if j < 0 || j >= lv[l+1] {
+						t.Fatalf("child %d out of range %d", j, lv[l+1])
+					}
+					covered[j] = true
+				}
+			}
+			if len(covered) != lv[l+1] {
+				t.Fatalf("level %d: %d of %d packages have a parent", l+1, len(covered), lv[l+1])
+			}
+		}
+	}
+	if Levels(3, 8) != nil {
+		t.Fatal("3 packages cannot fill 8 levels")
+	}
+}
+
+func TestW2Versions(t *testing.T) {
+	v := W2Versions(30)
+	if len(v) != 30 || v[0] != "1.0.0" || v[28] != "1.28.0" || v[29] != "2.0.0" {
+		t.Fatalf("W2Versions(30) = %v", v)
+	}
+}
+
+func TestKind(t *testing.T) {
+	for _, tc := range []struct{ method, path, want string }{
+		{"GET", "/v2/", "ping"},
+		{"GET", "/v2/w2/l1/p0000/tags/list", "tags"},
+		{"GET", "/v2/a/b/manifests/v1", "manifest GET"},
+		{"HEAD", "/v2/a/manifests/sha256:abc", "manifest HEAD"},
+		{"PUT", "/v2/a/manifests/v1", "manifest PUT"},
+		{"GET", "/v2/a/blobs/sha256:abc", "blob GET"},
+		{"POST", "/v2/a/blobs/uploads/", "upload POST"},
+		{"PATCH", "/v2/a/blobs/uploads/123", "upload PATCH"},
+		{"GET", "/v2/a/referrers/sha256:abc", "referrers"},
+		{"GET", "/metrics", "other"},
+	} {
+		if got := Kind(tc.method, tc.path); got != tc.want {
+			t.Errorf("Kind(%s %s) = %q, want %q", tc.method, tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	if _, ok := Median(nil); ok {
+		t.Fatal("Median(nil) reported a sample")
+	}
+	m, _ := Median([]Sample{{Wall: 3}, {Wall: 1}, {Wall: 2}})
+	if m.Wall != 2 {
+		t.Fatalf("Median = %v, want 2", m.Wall)
+	}
+}
