@@ -167,7 +167,7 @@ func (res *Results) writeW1(b *strings.Builder) {
 	if lk := find(res.W1, "ferry mirror --lock", fmt.Sprintf("-j %d", cfg.Parallel)); lk != nil && len(lk.Samples) > 0 && len(ref.Samples) > 0 {
 		lm, _ := Median(lk.Samples)
 		if extra := refMed.Source.BytesDown - lm.Source.BytesDown; extra > res.W1Unique/10 {
-			p(" From the roots, ferry read %s from the source in %d requests against %s in %d for the copy alone: resolving and locking these plain images read %s more, about every layer of every image once (%s logical), which is %s of its %s.",
+			p(" From the roots, ferry read %s from the source in %d requests against %s in %d for the copy alone: resolving and locking these plain images read %s more, about every layer of every image once (%s logical); the whole job took %s longer than the copy alone (%s in all).",
 				Bytes(refMed.Source.BytesDown), refMed.Source.Requests, Bytes(lm.Source.BytesDown), lm.Source.Requests, Bytes(extra), Bytes(res.W1Logical),
 				secs(refMed.Wall-lm.Wall), secs(refMed.Wall))
 		}
