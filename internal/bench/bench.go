@@ -126,8 +126,8 @@ type Results struct {
 	// Command is how the run was started; Elapsed how long it took.
 	Command string        `json:"command"`
 	Elapsed time.Duration `json:"elapsed"`
-	// W1Gen is how long generating W1's source took, W1Bytes its unique
-	// bytes and W1Logical the bytes a copy of every image reads.
+	// W1Gen is how long generating W1's source took, W1Unique its unique
+	// bytes and W1Logical the bytes of every image's layers added up.
 	W1Gen               time.Duration `json:"w1Gen"`
 	W1Unique, W1Logical int64
 	W1                  []*Row `json:"w1"`

@@ -270,8 +270,7 @@ const W2Range = "^1.0.0"
 // and returns the root's reference (without host). Dependencies are
 // written as partial references ("w2/l3/p0007"), which Porter qualifies
 // with the parent's registry, so the catalog can be read through any
-// proxy in front of host. images names the host the bundles' image
-// references point at.
+// proxy in front of host.
 func PushW2(ctx context.Context, c *client.Client, host string, spec W2Spec, jobs int) (Ref, error) {
 	levels := Levels(spec.Packages, spec.Depth)
 	if levels == nil {
