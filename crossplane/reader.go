@@ -38,6 +38,9 @@ const (
 	// streams through: the base layer, or a layer searched by the
 	// flattening fallback (larger layers are skipped by the fallback).
 	MaxPackageSize = 64 << 20
+	// MaxFallbackLayer bounds the unannotated top layer Read searches for
+	// package.yaml.
+	MaxFallbackLayer = 4 << 20
 )
 
 // Media types Read recognises besides the OCI ones in ocispec.
@@ -68,10 +71,10 @@ var ErrNotPackage = format.ErrNotPackage
 // one that is not an attestation), then the base layer, streaming it
 // through gzip (or zstd, or none) and tar until package.yaml. That is at
 // most two requests beyond the root manifest the resolver already holds:
-// the platform manifest (under an index) and the base layer. Images without the annotation (built
-// before it existed) are searched by flattening: layers last to first,
-// honouring whiteouts, each at most MaxPackageSize; this costs one request
-// per layer searched.
+// the platform manifest (under an index) and the base layer. Images without
+// the annotation (built before it existed) keep package.yaml in their top
+// layer: Read searches that layer alone, when it is at most
+// MaxFallbackLayer, so a plain image costs at most one small read.
 type Reader struct{}
 
 var _ format.Reader = Reader{}
@@ -226,7 +229,7 @@ func pickPlatform(ms []ocispec.Descriptor) (ocispec.Descriptor, bool) {
 // the layers when none is annotated.
 func findPackageYAML(ctx context.Context, repo content.Fetcher, img ocispec.Descriptor, layers []ocispec.Descriptor) ([]byte, error) {
 	if base, ok := baseLayer(layers); ok {
-		data, found, _, err := scanLayer(ctx, repo, base)
+		data, found, err := scanLayer(ctx, repo, base)
 		if err != nil {
 			return nil, fmt.Errorf("image %s: base layer %s: %w", img.Digest, base.Digest, err)
 		}
@@ -235,25 +238,17 @@ func findPackageYAML(ctx context.Context, repo content.Fetcher, img ocispec.Desc
 		}
 		return data, nil
 	}
-	// Flattening: the topmost layer that has package.yaml (or deletes it)
-	// wins.
-	for i := len(layers) - 1; i >= 0; i-- {
-		l := layers[i]
-		if l.Size > MaxPackageSize {
-			continue
-		}
-		data, found, deleted, err := scanLayer(ctx, repo, l)
-		if err != nil {
-			return nil, fmt.Errorf("image %s: layer %s: %w", img.Digest, l.Digest, err)
-		}
-		if found {
+	// Without the annotation (xpkgs built before it existed) package.yaml
+	// is in the topmost layer. Only that layer is read, and only when it is
+	// small: a plain image is not downloaded whole to find out that it is
+	// not a package, and a layer that is not a tar simply holds no package.
+	if n := len(layers); n > 0 && layers[n-1].Size <= MaxFallbackLayer {
+		data, found, err := scanLayer(ctx, repo, layers[n-1])
+		if err == nil && found {
 			return data, nil
 		}
-		if deleted {
-			break
-		}
 	}
-	return nil, fmt.Errorf("image %s has no layer annotated %s: %s and no %s in its layers: %w", img.Digest, AnnotationKey, AnnotationBase, PackageFile, ErrNotPackage)
+	return nil, fmt.Errorf("image %s has no layer annotated %s: %s and no %s in its top layer: %w", img.Digest, AnnotationKey, AnnotationBase, PackageFile, ErrNotPackage)
 }
 
 // fetchAll fetches a small object whole, verifying size and digest.
@@ -274,21 +269,21 @@ func fetchAll(ctx context.Context, repo content.Fetcher, desc ocispec.Descriptor
 }
 
 // scanLayer streams one layer looking for package.yaml at its root. It
-// reports whether the layer holds the file, or a whiteout deleting it. The
+// reports whether the layer holds the file. The
 // whole layer is read and its digest verified before anything is returned.
-func scanLayer(ctx context.Context, repo content.Fetcher, l ocispec.Descriptor) (data []byte, found, deleted bool, err error) {
+func scanLayer(ctx context.Context, repo content.Fetcher, l ocispec.Descriptor) (data []byte, found bool, err error) {
 	if l.Size > MaxPackageSize {
-		return nil, false, false, fmt.Errorf("layer is %d bytes, over the %d byte limit", l.Size, MaxPackageSize)
+		return nil, false, fmt.Errorf("layer is %d bytes, over the %d byte limit", l.Size, MaxPackageSize)
 	}
 	rc, err := repo.Fetch(ctx, l)
 	if err != nil {
-		return nil, false, false, fmt.Errorf("fetching: %w", err)
+		return nil, false, fmt.Errorf("fetching: %w", err)
 	}
 	defer rc.Close()
 	vr := content.NewVerifyReader(rc, l)
 	tr, closeDecomp, err := decompress(l.MediaType, vr)
 	if err != nil {
-		return nil, false, false, err
+		return nil, false, err
 	}
 	defer closeDecomp()
 	for {
@@ -297,32 +292,30 @@ func scanLayer(ctx context.Context, repo content.Fetcher, l ocispec.Descriptor) 
 			break
 		}
 		if err != nil {
-			return nil, false, false, fmt.Errorf("reading tar: %w", err)
+			return nil, false, fmt.Errorf("reading tar: %w", err)
 		}
 		name := path.Clean(strings.TrimPrefix(hdr.Name, "/"))
 		switch {
 		case name == PackageFile && hdr.Typeflag == tar.TypeReg:
 			if hdr.Size > MaxPackageSize {
-				return nil, false, false, fmt.Errorf("%s is %d bytes, over the %d byte limit", PackageFile, hdr.Size, MaxPackageSize)
+				return nil, false, fmt.Errorf("%s is %d bytes, over the %d byte limit", PackageFile, hdr.Size, MaxPackageSize)
 			}
 			b, err := io.ReadAll(io.LimitReader(tr, MaxPackageSize+1))
 			if err != nil {
-				return nil, false, false, fmt.Errorf("reading %s: %w", PackageFile, err)
+				return nil, false, fmt.Errorf("reading %s: %w", PackageFile, err)
 			}
 			data, found = b, true
-		case name == ".wh."+PackageFile || name == ".wh..wh..opq":
-			deleted = true
 		}
 	}
 	// Drain what the tar reader left (padding, compressed trailer) so the
 	// digest covers the whole blob.
 	if _, err := io.Copy(io.Discard, vr); err != nil {
-		return nil, false, false, fmt.Errorf("reading layer: %w", err)
+		return nil, false, fmt.Errorf("reading layer: %w", err)
 	}
 	if err := vr.Verify(); err != nil {
-		return nil, false, false, fmt.Errorf("verifying layer: %w", err)
+		return nil, false, fmt.Errorf("verifying layer: %w", err)
 	}
-	return data, found, deleted && !found, nil
+	return data, found, nil
 }
 
 // decompress wraps r in a tar reader, decompressing gzip or zstd when the

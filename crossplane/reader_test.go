@@ -151,11 +151,11 @@ func TestReaderRegistry(t *testing.T) {
 			// plain images are never downloaded; Read still falls back
 			// to flattening when asked (the provider has two layers: the
 			// runtime layer is searched first, then package.yaml's).
-			name: "unannotated image: no match, flattening fallback", wantMatch: false, want: wantProvider, wantReqs: 2,
+			name: "unannotated image: no match, top-layer fallback", wantMatch: false, want: wantProvider, wantReqs: 1,
 			pkg: with(func(p *fixture.Xpkg) { p.NoBaseAnnotation = true }),
 		},
 		{
-			name: "unannotated index: flattening fallback", wantMatch: true, want: wantProvider, wantReqs: 3, wantPlat: "linux/amd64",
+			name: "unannotated index: top-layer fallback", wantMatch: true, want: wantProvider, wantReqs: 2, wantPlat: "linux/amd64",
 			pkg: with(func(p *fixture.Xpkg) { p.NoBaseAnnotation = true; p.Platforms = []string{"linux/amd64", "linux/arm64"} }),
 		},
 		{name: "plain image index is not a package", plainIdx: true, wantMatch: true, wantErr: crossplane.ErrNotPackage, wantReqs: 2, wantPlat: "linux/amd64"},
