@@ -151,3 +151,14 @@ func (e *Env) ReadFile(name string) string {
 
 // Path returns an absolute path inside the Env's directory.
 func (e *Env) Path(name string) string { return filepath.Join(e.Dir, name) }
+
+// Main runs a test binary's tests and then removes the ferry binary
+// Binary built, so no build is left behind in the temporary directory.
+// Call it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
