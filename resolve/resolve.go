@@ -349,8 +349,30 @@ func (rs *roundState) visit(ctx context.Context, source string) levelResult {
 	res.desc, res.meta, res.err = rs.r.fetch(ctx, source, c)
 	if res.err != nil {
 		res.err = withChain(reqs, source, res.err)
+		return res
+	}
+	if c.tag == "" && res.meta.Version != "" {
+		res.choice.tag = rs.r.tagOf(ctx, source, c.digest, res.meta.Version)
 	}
 	return res
+}
+
+// tagOf finds the tag of a digest-pinned package from the version its
+// metadata records, trying the usual spellings ("v1.2.3", "1.2.3", "+" as
+// "_"), so the mirror can carry the tag too. It returns "" when none of
+// them points at the digest.
+func (r *resolver) tagOf(ctx context.Context, source string, d digest.Digest, version string) string {
+	repo, err := r.opts.Registry.Repository(source)
+	if err != nil {
+		return ""
+	}
+	v := strings.ReplaceAll(strings.TrimPrefix(version, "v"), "+", "_")
+	for _, tag := range []string{"v" + v, v} {
+		if desc, err := repo.Resolve(ctx, tag); err == nil && desc.Digest == d {
+			return tag
+		}
+	}
+	return ""
 }
 
 func withChain(reqs []requirement, source string, err error) error {

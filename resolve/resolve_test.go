@@ -141,10 +141,15 @@ func TestResolveCatalog(t *testing.T) {
 		{
 			name:     "pinned digest",
 			root:     cat.Pinned,
-			versions: map[string]string{"fixtures/pinned/app": "v1.0.0", "fixtures/diamond/db": "@" + cat.PinnedDigest},
+			// The pin's tag is found from the bundle's own version.
+			versions: map[string]string{"fixtures/pinned/app": "v1.0.0", "fixtures/diamond/db": "v1.1.0"},
 			check: func(t *testing.T, g *resolve.Graph) {
-				if v := g.Packages[h+"/fixtures/diamond/db"].Meta.Version; v != "1.1.0" {
+				db := g.Packages[h+"/fixtures/diamond/db"]
+				if v := db.Meta.Version; v != "1.1.0" {
 					t.Errorf("pinned db is bundle version %q, want 1.1.0", v)
+				}
+				if d := db.Descriptor.Digest.String(); d != cat.PinnedDigest {
+					t.Errorf("pinned db resolved to %s, want %s", d, cat.PinnedDigest)
 				}
 			},
 		},
