@@ -27,12 +27,17 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 10 {
-		t.Fatalf("%d lines, want 10:\n%s", len(lines), out)
+	// 10 Porter scenarios, then 6 Crossplane ones.
+	if len(lines) != 16 {
+		t.Fatalf("%d lines, want 16:\n%s", len(lines), out)
 	}
-	for _, l := range lines {
+	for i, l := range lines {
+		prefix := reg.Host + "/fixtures/"
+		if i >= 10 {
+			prefix = reg.Host + "/xp/"
+		}
 		name, ref, ok := strings.Cut(l, " ")
-		if !ok || name == "" || !strings.HasPrefix(ref, reg.Host+"/fixtures/") {
+		if !ok || name == "" || !strings.HasPrefix(ref, prefix) {
 			t.Errorf("line %q", l)
 		}
 	}
