@@ -7,6 +7,7 @@ package mixin
 import (
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -147,6 +148,11 @@ func ParseFeed(r io.Reader, source string) (*Feed, error) {
 			if l.Rel != "download" {
 				continue
 			}
+			if hasUserinfo(l.Href) {
+				// Never copied into the lock, a warning or an error.
+				f.warnf("skipping a link of entry %s: credentials in download URLs are not accepted", id)
+				continue
+			}
 			u, err := url.Parse(strings.TrimSpace(l.Href))
 			if err != nil || l.Href == "" {
 				f.warnf("skipping link %q of entry %s: invalid href", l.Href, id)
@@ -216,6 +222,10 @@ func (f *Feed) Lookup(name, version string) (Version, bool) {
 // loopback hosts or hosts allowPlainHTTP accepts; allowPlainHTTP may be nil)
 // or file://. The same rule applies later to the feed's download links.
 func LoadFeed(ctx context.Context, hc *http.Client, rawURL string, allowPlainHTTP func(host string) bool) (*Feed, error) {
+	if hasUserinfo(rawURL) {
+		// Neither quoted nor parsed: a parse error would echo the password.
+		return nil, exitcode.With(exitcode.Usage, errors.New("mixin feed: credentials in feed URLs (user:password@host) are not accepted"))
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, exitcode.With(exitcode.Usage, fmt.Errorf("mixin feed %q: %w", rawURL, err))
@@ -242,6 +252,19 @@ func LoadFeed(ctx context.Context, hc *http.Client, rawURL string, allowPlainHTT
 	}
 	f.allowPlain = allowPlainHTTP
 	return f, nil
+}
+
+// hasUserinfo reports whether a URL's authority holds a user name or
+// password (scheme://USERINFO@host/...).
+func hasUserinfo(rawURL string) bool {
+	_, rest, ok := strings.Cut(strings.TrimSpace(rawURL), "://")
+	if !ok {
+		return false
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	return strings.Contains(rest, "@")
 }
 
 // localPath returns the local path of a file:// URL.

@@ -2,6 +2,7 @@ package mixin
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -137,6 +138,11 @@ func TestParseFeed(t *testing.T) {
 			),
 			check: "exec v1.0.0", wantURL: "https://a.example/exec-linux-amd64", warnings: 5,
 		},
+		{
+			name:  "links with credentials are skipped, never quoted",
+			doc:   feedXML(entry("exec", "v1.0.0", "2020-01-01T00:00:00Z", "https://u:link-s3cret@a.example/exec-linux-arm64", "https://a.example/exec-linux-amd64")),
+			check: "exec v1.0.0", wantURL: "https://a.example/exec-linux-amd64", warnings: 1,
+		},
 		{name: "truncated XML", doc: `<feed xmlns="http://www.w3.org/2005/Atom"><entry><category term="exec">`, wantErr: "not an Atom feed"},
 		{name: "HTML page", doc: `<html><body>oops</body></html>`, wantErr: "not an Atom feed"},
 		{name: "empty body", doc: ``, wantErr: "not an Atom feed"},
@@ -160,6 +166,9 @@ func TestParseFeed(t *testing.T) {
 			}
 			if len(v.Files) == 0 || v.Files[0].URL != tt.wantURL {
 				t.Errorf("files = %+v, want first %s", v.Files, tt.wantURL)
+			}
+			if len(v.Files) > 0 && strings.Contains(fmt.Sprint(v.Files, f.Warnings), "s3cret") {
+				t.Errorf("a password survived parsing: %v %q", v.Files, f.Warnings)
 			}
 			if len(f.Warnings) != tt.warnings {
 				t.Errorf("warnings = %q, want %d", f.Warnings, tt.warnings)
@@ -199,6 +208,8 @@ func TestLoadFeed(t *testing.T) {
 		{name: "plain http allowed but unreachable", url: "http://feed.invalid/mixins/atom.xml", allow: func(h string) bool { return h == "feed.invalid" }, wantErr: "GET http://feed.invalid", wantCode: exitcode.Failure},
 		{name: "unsupported scheme", url: "ftp://feed.example/atom.xml", wantErr: "unsupported scheme", wantCode: exitcode.Usage},
 		{name: "missing file", url: "file:///nonexistent/atom.xml", wantErr: "no such file", wantCode: exitcode.Failure},
+		{name: "credentials refused", url: "https://carl:feed-s3cret@127.0.0.1:1/atom.xml", wantErr: "credentials in feed URLs", wantCode: exitcode.Usage},
+		{name: "credentials in an unparsable URL refused", url: "https://carl:feed-s3cret@127.0.0.1:bad/atom.xml", wantErr: "credentials in feed URLs", wantCode: exitcode.Usage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -206,6 +217,9 @@ func TestLoadFeed(t *testing.T) {
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "s3cret") {
+					t.Errorf("the error quotes the password: %v", err)
 				}
 				if got := exitcode.Of(err); got != tt.wantCode {
 					t.Errorf("exit code %d, want %d", got, tt.wantCode)
