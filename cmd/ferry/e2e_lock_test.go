@@ -48,6 +48,12 @@ func TestE2ELockKeepsVersions(t *testing.T) {
 		t.Errorf("resolve does not see lib v1.1.0:\n%s", out)
 	}
 
+	// PRODUCT.md's `--update [NAME...]`, with the name as a separate word.
+	env.MustRun("lock", "--update", "lib")
+	if version("lib") != "v1.1.0" || version("util") != "v1.0.0" {
+		t.Fatalf("--update lib: lib %s, util %s", version("lib"), version("util"))
+	}
+	env.WriteFile("ferry.lock", first)
 	env.MustRun("lock", "--update=lib")
 	if version("lib") != "v1.1.0" || version("util") != "v1.0.0" {
 		t.Fatalf("--update=lib: lib %s, util %s", version("lib"), version("util"))

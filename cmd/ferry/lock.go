@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
+	"github.com/ferryhq/ferry/ociref"
 )
 
 var ferryUpdateNone = ferry.Update{}
@@ -24,17 +26,19 @@ func newLockCmd(g *globalFlags) *cobra.Command {
 		Long: `Lock resolves the closure and writes every package, image and mixin binary
 by digest to ferry.lock, atomically. Versions already locked are kept while
 they satisfy every constraint; --update re-resolves all of them, or
---update=NAME,... only the named ones (a source repository or its last
+--update=NAME,... (or --update NAME...) only the named ones (a source repository or its last
 path element). A second run with nothing changed leaves the file
 byte-identical.`,
 		Example: `  ferry lock                          # ferry.yaml -> ferry.lock
   ferry lock ghcr.io/acme/app:v1.2.0 --lock app.lock
   ferry lock --update                 # move every package to its newest allowed version
-  ferry lock --update=mysql           # only mysql`,
+  ferry lock --update=mysql           # only mysql
+  ferry lock --update mysql redis     # the same for two names`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := g.checkOutput("text", "json"); err != nil {
 				return err
 			}
+			args, update = updateNamesFromArgs(cmd, args, update)
 			ms, _, err := mirrorset.FromArgs(args, version)
 			if err != nil {
 				return err
@@ -67,6 +71,41 @@ byte-identical.`,
 	c.Flags().StringSliceVar(&update, "update", nil, "re-resolve locked versions: all, or the named packages (--update=NAME,...)")
 	c.Flags().Lookup("update").NoOptDefVal = "*"
 	return c
+}
+
+// updateNamesFromArgs accepts PRODUCT.md's `--update [NAME...]` form: a bare
+// --update takes no value, so `ferry lock --update mysql` leaves "mysql" among
+// the positional arguments. A positional argument that is neither an input
+// file nor a reference with a registry host cannot be a ROOT; after a bare
+// --update it is a NAME to update.
+func updateNamesFromArgs(cmd *cobra.Command, args, update []string) (roots, names []string) {
+	if !cmd.Flags().Changed("update") || len(update) != 1 || update[0] != "*" {
+		return args, update
+	}
+	for _, a := range args {
+		if looksLikeRoot(a) {
+			roots = append(roots, a)
+		} else {
+			names = append(names, strings.Split(a, ",")...)
+		}
+	}
+	if len(names) == 0 {
+		return args, update
+	}
+	return roots, names
+}
+
+// looksLikeRoot reports whether a positional argument is an input file or a
+// reference that names its registry.
+func looksLikeRoot(a string) bool {
+	if strings.HasSuffix(a, ".yaml") || strings.HasSuffix(a, ".yml") {
+		return true
+	}
+	if st, err := os.Stat(a); err == nil && !st.IsDir() {
+		return true
+	}
+	first, _, hasSlash := strings.Cut(a, "/")
+	return hasSlash && ociref.IsRegistry(first)
 }
 
 func updateFrom(cmd *cobra.Command, names []string) ferry.Update {
