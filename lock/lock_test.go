@@ -224,6 +224,16 @@ func TestWhy(t *testing.T) {
 			}
 		})
 	}
+	// Only the parents that named the replaced source explain the redirect:
+	// web asks for old-db, api asks for db itself.
+	l.Package("r.io/web").Dependencies[0].Ref = "r.io/old-db:v1"
+	ans, err := l.Why("old-db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "r.io/app:v1.0.0 -> r.io/web:v1.1.0 -> r.io/db:v1.2.0 (replaces r.io/old-db)"; len(ans.Paths) != 1 || strings.Join(ans.Paths[0], " -> ") != want {
+		t.Errorf("Why(old-db) with one declaring parent = %q, want only %q", ans.Paths, want)
+	}
 	// A last path element shared by two sources is ambiguous.
 	l.Packages = append(l.Packages, lock.Package{Source: "other/db", Version: "v1", Digest: dDB})
 	if _, err := l.Why("db"); err == nil || !strings.Contains(err.Error(), "several") {

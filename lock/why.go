@@ -31,13 +31,47 @@ func (l *Lock) Why(ref string) (*WhyAnswer, error) {
 		target = p.ReplacedBy
 	}
 	g := l.Graph()
-	for _, path := range g.Paths(target) {
-		if ans.ReplacedBy != "" && len(path) > 0 {
+	paths := g.Paths(target)
+	if ans.ReplacedBy != "" {
+		// The redirect is explained by the edges that named the replaced
+		// source; paths that reach the replacer directly do not pull src
+		// in. With no such edge (a replaced root, say), keep every path.
+		askers := l.declarers(src)
+		var via [][]string
+		for _, path := range paths {
+			if len(path) >= 2 && askers[path[len(path)-2]] {
+				via = append(via, path)
+			}
+		}
+		if len(via) > 0 {
+			paths = via
+		}
+		for _, path := range paths {
 			path[len(path)-1] += " (replaces " + src + ")"
 		}
-		ans.Paths = append(ans.Paths, path)
 	}
+	ans.Paths = append(ans.Paths, paths...)
 	return ans, nil
+}
+
+// declarers returns the labels (as Graph().Paths writes them) of the
+// packages that declare a dependency on the repository src, partial
+// references qualified relative to the declaring package.
+func (l *Lock) declarers(src string) map[string]bool {
+	out := map[string]bool{}
+	g := l.Graph()
+	for _, p := range g.Packages {
+		parent, err := ociref.Parse(p.Source)
+		if err != nil {
+			continue
+		}
+		for _, d := range p.Dependencies {
+			if r, err := ociref.Qualify(d.Ref, parent); err == nil && r.Repo() == src {
+				out[p.Label()] = true
+			}
+		}
+	}
+	return out
 }
 
 func (l *Lock) find(ref string) (string, error) {

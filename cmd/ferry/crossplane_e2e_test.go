@@ -87,7 +87,7 @@ platforms: [linux/amd64]
 		t.Fatalf("replacing entry: %+v", nw)
 	}
 	why := env.MustRun("why", w.xp.MovedOld)
-	if !strings.Contains(why.Stdout, "replaced by "+w.xp.MovedNew) || !strings.Contains(why.Stdout, "uses-old") {
+	if !strings.Contains(why.Stdout, "replaced by "+w.xp.MovedNew) || !strings.Contains(why.Stdout, "uses-old") || strings.Contains(why.Stdout, "uses-new") {
 		t.Fatalf("why %s:\n%s", w.xp.MovedOld, why.Stdout)
 	}
 
