@@ -150,11 +150,12 @@ var (
 	userinfoRE = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s"]+@`)
 	authHdrRE  = regexp.MustCompile(`(?i)(authorization:?\s*(?:basic|bearer)\s+)[^\s"]+`)
 	jwtRE      = regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
-	secretKVRE = regexp.MustCompile(`(?i)\b(password|passwd|secret|token|access_token|refresh_token|identitytoken)=[^&\s"]+`)
+	secretKVRE = regexp.MustCompile(`(?i)\b(password|passwd|secret|token|access_token|refresh_token|identitytoken|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|signature|sig)=[^&\s"]+`)
 )
 
 // redact removes URL userinfo, Authorization values and credential-looking
-// query parameters from s.
+// query parameters (including the signatures of pre-signed blob URLs that
+// registries redirect to) from s.
 func redact(s string) string {
 	s = userinfoRE.ReplaceAllString(s, "${1}REDACTED@")
 	s = authHdrRE.ReplaceAllString(s, "${1}REDACTED")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
 )
 
@@ -23,7 +24,9 @@ func main() {
 	if err != nil {
 		var silent *silentError
 		if !errors.As(err, &silent) {
-			fmt.Fprintln(os.Stderr, "ferry: "+err.Error())
+			// Redacted once more: no credential reaches the terminal,
+			// whichever layer wrote the message.
+			fmt.Fprintln(os.Stderr, "ferry: "+client.Redact(err).Error())
 		}
 		os.Exit(exitcode.Of(err))
 	}
