@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -145,5 +146,73 @@ func tarNames(t *testing.T, path string) map[string]bool {
 			t.Fatal(err)
 		}
 		out[h.Name] = true
+	}
+}
+
+// TestArchiveHostileEntries: an archive whose entries would land outside
+// any destination (.., absolute names, symbolic and hard links pointing
+// out) is read in place, never extracted: the import fails, and nothing is
+// written outside, or at all.
+func TestArchiveHostileEntries(t *testing.T) {
+	env := clitest.New(t)
+	private := registrytest.New(t)
+	outside := t.TempDir()
+	digest := strings.Repeat("1", 64)
+	l := &lock.Lock{APIVersion: lock.APIVersion, Kind: lock.Kind, Inputs: "sha256:" + strings.Repeat("0", 64),
+		Packages: []lock.Package{{Source: "127.0.0.1:1/acme/app", Kind: "oci.artifact", Version: "v1",
+			Digest: "sha256:" + digest, MediaType: "application/vnd.oci.image.manifest.v1+json", Size: 2}}}
+	data, err := l.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, h := range []struct {
+		hdr  tar.Header
+		body string
+	}{
+		{tar.Header{Name: "oci-layout"}, `{"imageLayoutVersion":"1.0.0"}`},
+		{tar.Header{Name: "index.json"}, `{"schemaVersion":2,"manifests":[]}`},
+		{tar.Header{Name: "ferry.lock"}, string(data)},
+		{tar.Header{Name: "../escaped"}, "x"},
+		{tar.Header{Name: "../../escaped2"}, "x"},
+		{tar.Header{Name: filepath.ToSlash(filepath.Join(outside, "absolute"))}, "x"},
+		{tar.Header{Name: "blobs/sha256/" + digest, Typeflag: tar.TypeSymlink, Linkname: filepath.Join(outside, "target")}, ""},
+		{tar.Header{Name: "blobs/sha256/" + strings.Repeat("2", 64), Typeflag: tar.TypeLink, Linkname: "../../../etc/passwd"}, ""},
+	} {
+		hdr := h.hdr
+		hdr.Mode, hdr.Size = 0o644, int64(len(h.body))
+		if hdr.Typeflag == 0 {
+			hdr.Typeflag = tar.TypeReg
+		}
+		if err := tw.WriteHeader(&hdr); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(h.body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	env.WriteFile("hostile.tar", buf.String())
+	r := env.Run("mirror", "--from-archive", "hostile.tar", "--to", private.Host)
+	if r.Code == 0 || !strings.Contains(r.Stderr, "acme/app") {
+		t.Fatalf("exit %d, want a failure naming the package:\n%s", r.Code, r.Stderr)
+	}
+	for _, p := range []string{filepath.Join(env.Dir, "..", "escaped"), filepath.Join(env.Dir, "..", "..", "escaped2"),
+		filepath.Join(outside, "absolute"), filepath.Join(outside, "target")} {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Errorf("%s was written: %v", p, err)
+		}
+	}
+	entries, err := os.ReadDir(env.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != "hostile.tar" && e.Name() != ".docker" {
+			t.Errorf("the import wrote %s", e.Name())
+		}
 	}
 }
