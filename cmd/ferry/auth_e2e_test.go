@@ -385,6 +385,9 @@ func TestAuthPipeline(t *testing.T) {
 			if !strings.Contains(string(log), "get "+helped) {
 				t.Fatalf("the credential helper was not asked for %s: %q", helped, log)
 			}
+			// The archive, too, must carry no secret.
+			run("mirror", "--lock", "ferry.lock", "--to-archive", "closure.tar")
+			tr.add("closure.tar", string(fileBytes(t, env.Path("closure.tar"))))
 			goodLock := fileBytes(t, env.Path("ferry.lock"))
 			tr.add("ferry.lock", string(goodLock))
 			tr.addTree(t, env.Path("install"))
