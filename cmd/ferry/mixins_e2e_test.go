@@ -5,11 +5,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/xml"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -17,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Masterminds/semver/v3"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content/file"
 
@@ -302,34 +305,83 @@ func mxServe(t *testing.T, root string) string {
 }
 
 // mxPorterMixinsInstall does what `porter mixins install NAME --version
-// VERSION --mirror MIRROR` does on goos/goarch: fetch MIRROR/mixins/atom.xml,
-// find the entry whose category is NAME and content VERSION ("latest": the
-// highest non-prerelease), and download the links whose path contains
-// NAME-OS-ARCH and NAME-linux-amd64.
+// VERSION --mirror MIRROR` does on goos/goarch (getporter/porter
+// pkg/pkgmgmt: InstallOptions.defaultFeedURL, MixinFeed.Load and Search,
+// MixinFileset.FindDownloadURL), without ferry's own feed parser: fetch
+// path.Join(MIRROR, "mixins", "atom.xml"); index entries by their first
+// <category term> and <content>; take VERSION exactly, or for "latest" the
+// highest semver that is not a prerelease; use the rel="download" hrefs
+// verbatim (Porter resolves nothing against the feed, so they must be
+// absolute) and download the first whose path contains NAME-OS-ARCH
+// (darwin/arm64 falling back to darwin/amd64), then NAME-linux-amd64.
 func mxPorterMixinsInstall(t *testing.T, mirror, name, version, goos, goarch string) (clientBytes, runtimeBytes []byte) {
 	t.Helper()
-	feedURL := strings.TrimSuffix(mirror, "/") + "/mixins/atom.xml"
-	body := mxGet(t, feedURL)
-	feed, err := mixin.ParseFeed(bytes.NewReader(body), feedURL)
+	mu, err := url.Parse(mirror)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, ok := feed.Lookup(name, version)
-	if !ok && version == "latest" {
-		v, err = feed.Choose(name, "latest")
-		ok = err == nil
+	mu.Path = path.Join(mu.Path, "mixins", "atom.xml")
+	feedURL := mu.String()
+	body := mxGet(t, feedURL)
+	var doc struct {
+		Entries []struct {
+			Categories []struct {
+				Term string `xml:"term,attr"`
+			} `xml:"category"`
+			Content string `xml:"content"`
+			Links   []struct {
+				Rel  string `xml:"rel,attr"`
+				Href string `xml:"href,attr"`
+			} `xml:"link"`
+		} `xml:"entry"`
 	}
-	if !ok {
-		t.Fatalf("the feed at %s has no entry for %s @ %s:\n%s", feedURL, name, version, body)
+	if err := xml.Unmarshal(body, &doc); err != nil {
+		t.Fatalf("porter could not parse %s: %v", feedURL, err)
 	}
-	find := func(os, arch string) string {
-		for _, f := range v.Files {
-			u, _ := url.Parse(f.URL)
-			if strings.Contains(u.Path, name+"-"+os+"-"+arch) {
-				return f.URL
+	versions := map[string][]string{}
+	for _, e := range doc.Entries {
+		if len(e.Categories) == 0 || e.Categories[0].Term != name || e.Content == "" {
+			continue
+		}
+		var hrefs []string
+		for _, l := range e.Links {
+			if l.Rel == "download" {
+				hrefs = append(hrefs, l.Href)
 			}
 		}
-		t.Fatalf("%s @ %s publishes no %s/%s download", name, version, os, arch)
+		versions[e.Content] = hrefs
+	}
+	hrefs, ok := versions[version]
+	if !ok && version == "latest" {
+		var best *semver.Version
+		for v := range versions {
+			sv, err := semver.NewVersion(v)
+			if err == nil && sv.Prerelease() == "" && (best == nil || sv.GreaterThan(best)) {
+				best = sv
+			}
+		}
+		if best != nil {
+			hrefs, ok = versions[best.Original()], true
+		}
+	}
+	if !ok {
+		t.Fatalf("the feed at %s does not contain an entry for %s @ %s:\n%s", feedURL, name, version, body)
+	}
+	var find func(os, arch string) string
+	find = func(os, arch string) string {
+		for _, h := range hrefs {
+			u, err := url.Parse(h)
+			if err == nil && strings.Contains(u.Path, name+"-"+os+"-"+arch) {
+				if !u.IsAbs() {
+					t.Fatalf("download link %q is relative: porter requests it as is and fails", h)
+				}
+				return h
+			}
+		}
+		if os == "darwin" && arch == "arm64" {
+			return find("darwin", "amd64")
+		}
+		t.Fatalf("%s @ %s did not publish a download for %s/%s", name, version, os, arch)
 		return ""
 	}
 	return mxGet(t, find(goos, goarch)), mxGet(t, find("linux", "amd64"))
