@@ -86,3 +86,62 @@ func TestCrossplaneRequestBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestReplacedSourceMayBeGone: a moved package's old repository may no
+// longer exist. Once a package of the closure declares that it replaces
+// it, whether found on the same level or an earlier one, the old source's
+// failed read is no error and its edges go to the replacer.
+func TestReplacedSourceMayBeGone(t *testing.T) {
+	ctx := context.Background()
+	reg := registrytest.New(t)
+	c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := reg.Host + "/gone/"
+	push := func(repo string, p fixture.Xpkg) {
+		t.Helper()
+		r, err := c.Repository(h + repo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Name, p.Tags = repo, []string{"v1.0.0"}
+		if _, err := fixture.PushXpkg(ctx, r, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dep := func(kind, repo string) fixture.XpkgDependency {
+		if kind == "Provider" {
+			return fixture.XpkgDependency{Provider: h + repo, Version: ">=v0.1.0"}
+		}
+		return fixture.XpkgDependency{Configuration: h + repo, Version: ">=v0.1.0"}
+	}
+	// h/old is never pushed.
+	push("new", fixture.Xpkg{Kind: "Provider", Replaces: []string{h + "old"}})
+	push("a", fixture.Xpkg{Kind: "Configuration", DependsOn: []fixture.XpkgDependency{dep("Provider", "old")}})
+	push("b", fixture.Xpkg{Kind: "Configuration", DependsOn: []fixture.XpkgDependency{dep("Provider", "new")}})
+	push("same-level", fixture.Xpkg{Kind: "Configuration", DependsOn: []fixture.XpkgDependency{dep("Configuration", "a"), dep("Configuration", "b")}})
+	push("earlier-level", fixture.Xpkg{Kind: "Configuration", DependsOn: []fixture.XpkgDependency{dep("Configuration", "a"), dep("Provider", "new")}})
+	for _, root := range []string{"same-level", "earlier-level"} {
+		t.Run(root, func(t *testing.T) {
+			g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: h + root + ":v1.0.0"}}, resolve.Options{
+				Registry: c, Formats: []format.Reader{porter.Reader{}, crossplane.Reader{}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.Replaced[h+"old"] != h+"new" || g.Packages[h+"old"] != nil {
+				t.Errorf("replaced %v; old in the graph: %v", g.Replaced, g.Packages[h+"old"] != nil)
+			}
+			if a := g.Packages[h+"a"]; a == nil || len(a.Dependencies) != 1 || a.Dependencies[0].Target != h+"new" {
+				t.Errorf("a's edge does not go to the replacer: %+v", a)
+			}
+		})
+	}
+	// Without a replacer the missing repository is still an error.
+	if _, err := resolve.Resolve(ctx, []resolve.Root{{Ref: h + "a:v1.0.0"}}, resolve.Options{
+		Registry: c, Formats: []format.Reader{porter.Reader{}, crossplane.Reader{}},
+	}); err == nil || !strings.Contains(err.Error(), h+"old") {
+		t.Errorf("a missing, unreplaced source: %v", err)
+	}
+}

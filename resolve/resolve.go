@@ -298,9 +298,10 @@ func (rs *roundState) run(ctx context.Context, level []string) error {
 		_ = g.Wait()
 		var errs []error
 		var next []string
+		var unread []levelResult
 		for _, res := range results {
 			if res.err != nil {
-				errs = append(errs, res.err)
+				unread = append(unread, res)
 				continue
 			}
 			deps, err := rs.addPackage(res)
@@ -312,6 +313,14 @@ func (rs *roundState) run(ctx context.Context, level []string) error {
 				if _, seen := rs.graph.Packages[d]; !seen {
 					next = appendUnique(next, d)
 				}
+			}
+		}
+		// A source that a package of this round replaces need not exist (a
+		// moved package's old repository may be gone): the next round
+		// sends its edges to the replacer without reading it.
+		for _, res := range unread {
+			if _, replaced := rs.replacing[res.source]; !replaced {
+				errs = append(errs, res.err)
 			}
 		}
 		if len(errs) > 0 {
