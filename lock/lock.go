@@ -36,6 +36,10 @@ type Lock struct {
 	Kind       string `yaml:"kind" json:"kind"`
 	// Inputs is the digest of the normalised inputs the lock was made from.
 	Inputs string `yaml:"inputs" json:"inputs"`
+	// Input is the input file the lock was made from (ferry.yaml,
+	// porter.yaml or crossplane.yaml), relative to the lock's directory;
+	// empty when the roots were given on the command line.
+	Input string `yaml:"input,omitempty" json:"input,omitempty"`
 	// Roots are the sources of the root packages, in the order given.
 	Roots    []string  `yaml:"roots,omitempty" json:"roots,omitempty"`
 	Packages []Package `yaml:"packages" json:"packages"`

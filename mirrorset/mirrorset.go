@@ -221,7 +221,7 @@ func FromArgs(args []string, version string) (*MirrorSet, string, error) {
 	if len(refs) > 0 {
 		return nil, "", exitcode.BadInput("give either references or an input file (%s), not both", file)
 	}
-	m, err := loadFile(file)
+	m, err := LoadFile(file)
 	return m, file, err
 }
 

@@ -56,8 +56,9 @@ func fileKind(path string, data []byte) string {
 	return fileMirrorSet
 }
 
-// loadFile reads a local input file of any kind fileKind knows.
-func loadFile(path string) (*MirrorSet, error) {
+// LoadFile reads a local input file of any kind FromArgs knows: ferry.yaml,
+// porter.yaml or crossplane.yaml.
+func LoadFile(path string) (*MirrorSet, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Load(path) // reports the error with ferry.yaml's wording

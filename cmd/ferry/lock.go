@@ -39,7 +39,7 @@ byte-identical.`,
 				return err
 			}
 			args, update = updateNamesFromArgs(cmd, args, update)
-			ms, _, err := mirrorset.FromArgs(args, version)
+			ms, input, err := mirrorset.FromArgs(args, version)
 			if err != nil {
 				return err
 			}
@@ -56,6 +56,7 @@ byte-identical.`,
 				return err
 			}
 			warn(graph.Warnings)
+			ferry.RecordInput(l, input, lockPath)
 			if err := l.Write(lockPath); err != nil {
 				return fmt.Errorf("writing %s: %w", lockPath, err)
 			}

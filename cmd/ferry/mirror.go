@@ -157,7 +157,7 @@ func lockToMirror(cmd *cobra.Command, env *ferry.Env, args []string, lockPath, v
 		l, err := lock.Read(lockPath)
 		return l, nil, err
 	}
-	ms, _, err := mirrorset.FromArgs(args, version)
+	ms, input, err := mirrorset.FromArgs(args, version)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -173,6 +173,7 @@ func lockToMirror(cmd *cobra.Command, env *ferry.Env, args []string, lockPath, v
 		return nil, nil, err
 	}
 	warn(graph.Warnings)
+	ferry.RecordInput(l, input, lockPath)
 	return l, ms, nil
 }
 

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/lock"
-	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/verify"
 )
 
@@ -22,9 +20,9 @@ func newVerifyCmd(g *globalFlags) *cobra.Command {
 		Short: "Check a lock against a mirror",
 		Long: `Verify checks that every locked manifest and every child descriptor is in
 the mirror with the locked digest and size, and that each locked tag points
-at the locked digest. --deep also downloads and re-hashes every blob. A
-ferry.yaml beside the lock that changed since the lock was written makes
-the lock stale. --resolve also resolves that ferry.yaml again against the
+at the locked digest. --deep also downloads and re-hashes every blob. An
+input file (ferry.yaml, porter.yaml, crossplane.yaml) that changed since
+it was locked makes the lock stale. --resolve also resolves that input again against the
 source registries, keeping the locked versions, and reports a tag that
 moved or a closure that changed. Every problem is listed; the exit code is
 3 if there is any.`,
@@ -48,14 +46,18 @@ moved or a closure that changed. Every problem is listed; the exit code is
 			if opts.Mirror, err = mirrorFlag(mirror); err != nil {
 				return err
 			}
-			inputs := filepath.Join(filepath.Dir(lockPath), mirrorset.DefaultFile)
-			ms, err := mirrorset.Load(inputs)
-			if err == nil {
-				opts.Inputs, opts.InputsFile = ms.Digest(), inputs
-			} else if _, statErr := os.Stat(inputs); !errors.Is(statErr, os.ErrNotExist) {
+			ms, inputs, err := ferry.Inputs(l, lockPath)
+			if err != nil {
 				return err
-			} else if reresolve {
-				return exitcode.BadInput("--resolve needs the inputs: no %s beside %s", mirrorset.DefaultFile, lockPath)
+			}
+			switch {
+			case ms != nil:
+				opts.Inputs, opts.InputsFile = ms.Digest(), inputs
+			case inputs != "":
+				opts.Inputs, opts.InputsFile = "gone", inputs
+			}
+			if reresolve && ms == nil {
+				return exitcode.BadInput("--resolve needs the inputs the lock was made from: %s", inputsWhy(inputs))
 			}
 			rep, err := verify.Verify(cmd.Context(), l, opts)
 			if err != nil {
@@ -96,4 +98,12 @@ moved or a closure that changed. Every problem is listed; the exit code is
 	c.Flags().BoolVar(&deep, "deep", false, "download and re-hash every blob")
 	c.Flags().BoolVar(&reresolve, "resolve", false, "also resolve ferry.yaml again at the sources, keeping locked versions, and report every difference")
 	return c
+}
+
+// inputsWhy says why a lock's inputs cannot be read again.
+func inputsWhy(path string) string {
+	if path == "" {
+		return "it was made from command-line roots; lock from a ferry.yaml to use --resolve"
+	}
+	return path + " is gone"
 }
