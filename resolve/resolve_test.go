@@ -139,8 +139,8 @@ func TestResolveCatalog(t *testing.T) {
 			versions: map[string]string{"fixtures/prerelease/app": "v1.0.0", "fixtures/diamond/db": "v1.3.0-rc.1"},
 		},
 		{
-			name:     "pinned digest",
-			root:     cat.Pinned,
+			name: "pinned digest",
+			root: cat.Pinned,
 			// The pin's tag is found from the bundle's own version.
 			versions: map[string]string{"fixtures/pinned/app": "v1.0.0", "fixtures/diamond/db": "v1.1.0"},
 			check: func(t *testing.T, g *resolve.Graph) {
