@@ -1,7 +1,7 @@
 GO ?= go
 BIN := bin/ferry
 
-.PHONY: build test demo bench interop vet
+.PHONY: build test demo bench interop vet fmt
 
 build:
 	$(GO) build -o $(BIN) ./cmd/ferry
@@ -9,7 +9,11 @@ build:
 vet:
 	$(GO) vet ./...
 
-test: build vet
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+test: build vet fmt
 	$(GO) test -count=1 -timeout 30m ./...
 
 demo: build

@@ -200,9 +200,6 @@ func (e *Env) LockMixins(ctx context.Context, ms *mirrorset.MirrorSet, g *resolv
 		}
 		sort.Strings(gr.constraints)
 		l.Constraint = strings.Join(gr.constraints, ", ")
-		if l.Constraint == "latest" {
-			l.Constraint = ""
-		}
 		if old != nil && sameBinaries(old, l) {
 			l.Mirror = old.Mirror
 		}
