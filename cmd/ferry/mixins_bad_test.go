@@ -162,7 +162,7 @@ func TestMixinsKeepLockedVersions(t *testing.T) {
 		{[]string{"exec@1.x"}, []string{"lock", "--update=helm3"}, "exec@v1.0.0[1.x]"},          // another mixin named
 		{[]string{"exec@1.x"}, []string{"lock", "--update=exec"}, "exec@v1.2.3[1.x]"},           // moved
 		{[]string{"exec@~1.0"}, []string{"lock"}, "exec@v1.0.0[~1.0]"},                          // v1.2.3 no longer satisfies
-		{[]string{"exec"}, []string{"lock", "--update"}, "exec@v1.2.3[latest]"},                       // latest skips the prerelease
+		{[]string{"exec"}, []string{"lock", "--update"}, "exec@v1.2.3[latest]"},                 // latest skips the prerelease
 		{[]string{"exec@>=1.3.0-0"}, []string{"lock"}, "exec@v1.3.0-beta.1[>=1.3.0-0]"},         // a constraint naming a prerelease
 		{[]string{"exec@v1.3.0-beta.1"}, []string{"lock"}, "exec@v1.3.0-beta.1[v1.3.0-beta.1]"}, // exact
 	}

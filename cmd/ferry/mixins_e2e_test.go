@@ -159,7 +159,7 @@ platforms: [darwin/arm64, `+host+`]
 	if got, w := mxEntries(l), []string{
 		"exec@v1.2.3[1.x, v1.2.3]:" + want("exec"), // ferry.yaml 1.x and the bundle's exact v1.2.3 agree
 		"helm3@v1.0.0[v1.0.0]:" + want("helm3"),    // ferry.yaml
-		"helm3@v1.2.3[latest]:" + want("helm3"),          // the bundle's versionless helm3: latest
+		"helm3@v1.2.3[latest]:" + want("helm3"),    // the bundle's versionless helm3: latest
 	}; !slices.Equal(got, w) {
 		t.Fatalf("locked mixins\n%q\nwant\n%q", got, w)
 	}
