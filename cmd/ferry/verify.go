@@ -50,11 +50,10 @@ moved or a closure that changed. Every problem is listed; the exit code is
 			if err != nil {
 				return err
 			}
-			switch {
-			case ms != nil:
+			// Inputs that are not here (the far side of an air gap) cannot
+			// be compared; the lock is all there is.
+			if ms != nil {
 				opts.Inputs, opts.InputsFile = ms.Digest(), inputs
-			case inputs != "":
-				opts.Inputs, opts.InputsFile = "gone", inputs
 			}
 			if reresolve && ms == nil {
 				return exitcode.BadInput("--resolve needs the inputs the lock was made from: %s", inputsWhy(inputs))
