@@ -91,7 +91,7 @@ func TestInstallFromMirrorOnly(t *testing.T) {
 			return err
 		}
 		b, err := os.ReadFile(p)
-		if err != nil || len(b) < 200 { // a layer, not a small manifest or config
+		if err != nil || json.Valid(b) { // a layer, not a manifest or config
 			return err
 		}
 		b[0] ^= 0xff
