@@ -163,48 +163,6 @@ func TestUserinfoRefused(t *testing.T) {
 	wantAbsent(t, env.Path("inst"))
 }
 
-// TestPlainHTTPFlag checks that plain HTTP to a host that is not loopback
-// needs --plain-http HOST, using this machine's own non-loopback address.
-func TestPlainHTTPFlag(t *testing.T) {
-	ip := nonLoopbackIP(t)
-	s := startServe(t, nil, true, "--addr", net.JoinHostPort(ip, "0"))
-	_, port, _ := net.SplitHostPort(s.Host)
-	host := net.JoinHostPort(ip, port)
-	env := clitest.New(t)
-	(&dockerConfig{}).auth(host, s.User, s.Password).write(t, filepath.Join(env.Dir, ".docker", "config.json"))
-	ref := host + "/plain/app:v1"
-	env.Expect(1, []string{"resolve", ref}, host, "--plain-http")
-	// With the flag, ferry speaks HTTP and gets as far as the registry's
-	// answer: the repository does not exist.
-	r := env.Run("resolve", ref, "--plain-http", host)
-	if r.Code == 0 || strings.Contains(r.Stderr, "--plain-http "+host+" to allow") || strings.Contains(r.Stderr, "answered HTTPS") || strings.Contains(r.Stderr, "unauthorized") {
-		t.Fatalf("resolve --plain-http: exit %d\n%s", r.Code, r.Stderr)
-	}
-	if !strings.Contains(strings.ToLower(r.Stderr), "not found") {
-		t.Fatalf("resolve --plain-http did not reach the registry:\n%s", r.Stderr)
-	}
-}
-
-func nonLoopbackIP(t *testing.T) string {
-	t.Helper()
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		t.Skip(err)
-	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil && !n.IP.IsLinkLocalUnicast() {
-			ln, err := net.Listen("tcp", net.JoinHostPort(n.IP.String(), "0"))
-			if err != nil {
-				continue
-			}
-			_ = ln.Close()
-			return n.IP.String()
-		}
-	}
-	t.Skip("no non-loopback IPv4 address to listen on")
-	return ""
-}
-
 // TestServeMixinEndpointsObeyAuth checks that Porter's mixin mirror
 // endpoints of `ferry serve` ask for the same credentials as the registry.
 func TestServeMixinEndpointsObeyAuth(t *testing.T) {
