@@ -122,7 +122,11 @@ func TestReplacedSourceMayBeGone(t *testing.T) {
 	push("b", fixture.Xpkg{Kind: "Configuration", DependsOn: []fixture.XpkgDependency{dep("Provider", "new")}})
 	push("same-level", fixture.Xpkg{Kind: "Configuration", DependsOn: []fixture.XpkgDependency{dep("Configuration", "a"), dep("Configuration", "b")}})
 	push("earlier-level", fixture.Xpkg{Kind: "Configuration", DependsOn: []fixture.XpkgDependency{dep("Configuration", "a"), dep("Provider", "new")}})
-	for _, root := range []string{"same-level", "earlier-level"} {
+	// The replacer is found a level deeper than the edge to old.
+	push("d", fixture.Xpkg{Kind: "Configuration", DependsOn: []fixture.XpkgDependency{dep("Provider", "new")}})
+	push("c", fixture.Xpkg{Kind: "Configuration", DependsOn: []fixture.XpkgDependency{dep("Configuration", "d")}})
+	push("deeper-level", fixture.Xpkg{Kind: "Configuration", DependsOn: []fixture.XpkgDependency{dep("Configuration", "a"), dep("Configuration", "c")}})
+	for _, root := range []string{"same-level", "earlier-level", "deeper-level"} {
 		t.Run(root, func(t *testing.T) {
 			g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: h + root + ":v1.0.0"}}, resolve.Options{
 				Registry: c, Formats: []format.Reader{porter.Reader{}, crossplane.Reader{}},

@@ -284,6 +284,7 @@ type levelResult struct {
 // run visits the closure breadth first, a level at a time, reading each
 // level's packages in parallel.
 func (rs *roundState) run(ctx context.Context, level []string) error {
+	var unread []levelResult
 	for len(level) > 0 {
 		sort.Strings(level)
 		results := make([]levelResult, len(level))
@@ -298,7 +299,6 @@ func (rs *roundState) run(ctx context.Context, level []string) error {
 		_ = g.Wait()
 		var errs []error
 		var next []string
-		var unread []levelResult
 		for _, res := range results {
 			if res.err != nil {
 				unread = append(unread, res)
@@ -315,14 +315,6 @@ func (rs *roundState) run(ctx context.Context, level []string) error {
 				}
 			}
 		}
-		// A source that a package of this round replaces need not exist (a
-		// moved package's old repository may be gone): the next round
-		// sends its edges to the replacer without reading it.
-		for _, res := range unread {
-			if _, replaced := rs.replacing[res.source]; !replaced {
-				errs = append(errs, res.err)
-			}
-		}
 		if len(errs) > 0 {
 			return errors.Join(errs...)
 		}
@@ -334,7 +326,17 @@ func (rs *roundState) run(ctx context.Context, level []string) error {
 		}
 		level = fresh
 	}
-	return nil
+	// A source that a package of this round replaces need not exist (a
+	// moved package's old repository may be gone), wherever in the closure
+	// the replacer was found: the next round sends its edges to the
+	// replacer without reading it. Any other unreadable source fails.
+	var errs []error
+	for _, res := range unread {
+		if _, replaced := rs.replacing[res.source]; !replaced {
+			errs = append(errs, res.err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // requirementsFor returns the requirements to choose a source's version by.
