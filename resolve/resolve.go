@@ -101,6 +101,7 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 	for old, nw := range opts.Replaced {
 		pkgReplace[old] = nw
 	}
+	var lastErr error
 	for round := 0; round < 25; round++ {
 		rs := &roundState{
 			r:          r,
@@ -117,7 +118,15 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 			rs.graph.Roots = appendUnique(rs.graph.Roots, rr.source)
 		}
 		if err := rs.run(ctx, level); err != nil {
-			return nil, err
+			// A round chooses each version from the constraints known when
+			// it gets there; one placed later (deeper in the closure) can
+			// rule out the version that caused this error. Only a round
+			// that saw nothing new reports it.
+			if sameReqs(rs.reqs, hints) && sameMap(rs.replacing, pkgReplace) {
+				return nil, err
+			}
+			hints, pkgReplace, lastErr = rs.reqs, rs.replacing, err
+			continue
 		}
 		if err := checkReplaceCycles(rs.replacing, opts.Replace); err != nil {
 			return nil, err
@@ -140,6 +149,9 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 			return g, nil
 		}
 		hints, pkgReplace = rs.reqs, rs.replacing
+	}
+	if lastErr != nil {
+		return nil, lastErr
 	}
 	return nil, errors.New("resolution does not converge: constraints keep changing the chosen versions")
 }

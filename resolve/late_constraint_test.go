@@ -1,0 +1,66 @@
+package resolve_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/ferryhq/ferry/client"
+	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/internal/fixture"
+	"github.com/ferryhq/ferry/internal/registrytest"
+	"github.com/ferryhq/ferry/porter"
+	"github.com/ferryhq/ferry/resolve"
+)
+
+// TestLateConstraint: a constraint that arrives deeper in the closure than
+// the package it constrains must still choose that package's version, even
+// when the first choice led to a conflict elsewhere.
+//
+//	root -> a -> x "^1"            (x 1.9.0 requires y ">=2", x 1.4.0 requires y "^1")
+//	root -> b -> c -> x "<1.5"     (arrives after x was first chosen)
+//	root -> z -> w -> y "<2"
+//
+// The only answer is x 1.4.0 and y 1.0.0.
+func TestLateConstraint(t *testing.T) {
+	ctx := context.Background()
+	reg := registrytest.New(t)
+	c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := reg.Host + "/late/"
+	push := func(name, version string, deps ...fixture.Dep) {
+		t.Helper()
+		repo, err := c.Repository(h + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fixture.PushBundle(ctx, repo, h+name, fixture.Bundle{Name: name, Version: version, Tags: []string{"v" + version}, Deps: deps}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dep := func(name, rng string) fixture.Dep {
+		return fixture.Dep{Name: name, Bundle: h + name + ":v1.0.0", Ranges: []string{rng}}
+	}
+	push("y", "1.0.0")
+	push("y", "2.0.0")
+	push("x", "1.4.0", dep("y", "^1"))
+	push("x", "1.9.0", dep("y", ">=2"))
+	push("w", "1.0.0", dep("y", "<2"))
+	push("z", "1.0.0", dep("w", "^1"))
+	push("c", "1.0.0", dep("x", "<1.5"))
+	push("b", "1.0.0", dep("c", "^1"))
+	push("a", "1.0.0", dep("x", "^1"))
+	push("root", "1.0.0", dep("a", "^1"), dep("b", "^1"), dep("z", "^1"))
+
+	g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: h + "root:v1.0.0"}}, resolve.Options{Registry: c, Formats: []format.Reader{porter.Reader{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for src, want := range map[string]string{"x": "v1.4.0", "y": "v1.0.0"} {
+		if got := g.Packages[h+src].Version; got != want {
+			t.Errorf("%s: %s, want %s", src, got, want)
+		}
+	}
+}
