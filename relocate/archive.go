@@ -260,7 +260,7 @@ func FromArchive(ctx context.Context, path string, opts Options, extra func(cont
 	if err := opts.To.CheckLayout(l); err != nil {
 		return nil, nil, err
 	}
-	led := newLedger()
+	led := newLedger(opts.Concurrency)
 	results := make([]PackageResult, len(pkgs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opts.Concurrency)

@@ -2,19 +2,26 @@ package relocate
 
 import (
 	"context"
+	"io"
 	"sync"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
 
 	"github.com/opencontainers/go-digest"
 )
 
-// ledger remembers which mirror repositories hold which blobs in this run,
-// so a blob pushed once is mounted into every other repository that needs
-// it. When two copies need the same blob at once, the second waits for the
-// first push to finish and then mounts.
+// ledger is the state one mirror run shares between its copies. It
+// remembers which mirror repositories hold which blobs, so a blob pushed
+// once is mounted into every other repository that needs it; when two
+// copies need the same blob at once, the second waits for the first push
+// to finish and then mounts. Its slots bound the objects read from the
+// origin at once, across every package, to the run's -j.
 type ledger struct {
 	mu       sync.Mutex
 	have     map[digest.Digest][]string
 	inflight map[digest.Digest]*claim
+	slots    chan struct{}
 }
 
 type claim struct {
@@ -22,8 +29,41 @@ type claim struct {
 	done  chan struct{}
 }
 
-func newLedger() *ledger {
-	return &ledger{have: map[digest.Digest][]string{}, inflight: map[digest.Digest]*claim{}}
+func newLedger(concurrency int) *ledger {
+	return &ledger{have: map[digest.Digest][]string{}, inflight: map[digest.Digest]*claim{}, slots: make(chan struct{}, max(concurrency, 1))}
+}
+
+// limited reads from an origin within the ledger's slots: each Fetch takes
+// a slot until its reader is closed.
+type limited struct {
+	content.ReadOnlyStorage
+	slots chan struct{}
+}
+
+func (l limited) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	rc, err := l.ReadOnlyStorage.Fetch(ctx, desc)
+	if err != nil {
+		<-l.slots
+		return nil, err
+	}
+	return &slotReader{ReadCloser: rc, slots: l.slots}, nil
+}
+
+type slotReader struct {
+	io.ReadCloser
+	slots chan struct{}
+	once  sync.Once
+}
+
+func (r *slotReader) Close() error {
+	err := r.ReadCloser.Close()
+	r.once.Do(func() { <-r.slots })
+	return err
 }
 
 // mountSources returns the repositories repo may mount d from. An empty

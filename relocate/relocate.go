@@ -86,7 +86,7 @@ func Mirror(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 	if err := opts.To.CheckLayout(l); err != nil {
 		return nil, err
 	}
-	led := newLedger()
+	led := newLedger(opts.Concurrency)
 	results := make([]PackageResult, len(pkgs))
 	errs := make([]error, len(pkgs))
 	g, gctx := errgroup.WithContext(ctx)
@@ -247,7 +247,7 @@ func copyGraph(ctx context.Context, src content.ReadOnlyStorage, dst *remote.Rep
 			return nil
 		},
 	}
-	if err := oras.CopyGraph(ctx, src, dst, root, opts); err != nil {
+	if err := oras.CopyGraph(ctx, limited{src, led.slots}, dst, root, opts); err != nil {
 		return err
 	}
 	res.Copied += copied.Load()
