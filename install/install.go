@@ -22,6 +22,8 @@ import (
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/relocate"
+	"github.com/ferryhq/ferry/signature"
+	"github.com/ferryhq/ferry/verify"
 )
 
 // Files ferry writes into an install directory.
@@ -49,6 +51,12 @@ type Options struct {
 	// directory before it is renamed into place (Crossplane manifests,
 	// PORTER_HOME content).
 	Extra func(ctx context.Context, dir string, plan *Plan) error
+	// LockKey, when set, requires the lock's cosign signature before
+	// anything is read from the mirror or written: LockFile+".sig" must
+	// verify with LockKey over LockFile's exact bytes, and those bytes must
+	// be the lock installed. Otherwise Install refuses (exit code 3).
+	LockKey  *signature.PublicKey
+	LockFile string
 }
 
 // Plan is the content of plan.json: the packages in install order.
@@ -75,6 +83,9 @@ type Step struct {
 
 // Install installs l into opts.Dest from the mirror.
 func Install(ctx context.Context, l *lock.Lock, opts Options) (*Plan, error) {
+	if err := CheckLockSignature(l, opts); err != nil {
+		return nil, err
+	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4
 	}
@@ -131,6 +142,24 @@ func Install(ctx context.Context, l *lock.Lock, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	return plan, swap(tmp, dest)
+}
+
+// CheckLockSignature applies opts.LockKey (see Options): nil when no key
+// is set or the lock's signature verifies, else an error with exit code 3
+// for a missing or bad signature. Callers that write elsewhere before
+// Install (a PORTER_HOME) call it first.
+func CheckLockSignature(l *lock.Lock, opts Options) error {
+	if opts.LockKey == nil {
+		return nil
+	}
+	p, err := verify.LockSignature(l, opts.LockFile, opts.LockKey)
+	if err != nil {
+		return err
+	}
+	if p != nil {
+		return exitcode.Mismatchf("refusing to install: %s", p.Detail)
+	}
+	return nil
 }
 
 // checkDest refuses to replace a directory that holds something other than

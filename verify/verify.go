@@ -5,6 +5,7 @@
 package verify
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/relocate"
+	"github.com/ferryhq/ferry/signature"
 )
 
 // Repositories opens registry repositories; *client.Client implements it.
@@ -45,6 +47,15 @@ type Options struct {
 	Inputs string
 	// InputsFile names the inputs for the stale message.
 	InputsFile string
+	// Key, when set, requires every package's cosign signature in the
+	// mirror (the manifest tagged sha256-HEX.sig beside it) to name the
+	// locked digest and verify with Key.
+	Key *signature.PublicKey
+	// LockKey, when set, requires LockFile's cosign blob signature,
+	// LockFile+".sig", to verify with LockKey over the file's exact bytes,
+	// and those bytes to be the lock being verified.
+	LockKey  *signature.PublicKey
+	LockFile string
 }
 
 // Problem kinds.
@@ -58,6 +69,9 @@ const (
 	ProblemUnreadable  = "unreadable"
 	// ProblemResolve is a difference found by resolving the inputs again.
 	ProblemResolve = "resolve"
+	// ProblemSignature is a cosign signature that is missing or does not
+	// verify: a package's in the mirror, or the lock's own.
+	ProblemSignature = "signature"
 )
 
 // Problem is one disagreement between the lock and the mirror.
@@ -86,6 +100,8 @@ type Report struct {
 	// Manifests and Blobs count the objects checked.
 	Manifests int `json:"manifests"`
 	Blobs     int `json:"blobs"`
+	// Signatures counts the cosign signatures verified.
+	Signatures int `json:"signatures,omitempty"`
 	// Deep tells whether blobs were re-hashed.
 	Deep     bool      `json:"deep"`
 	Problems []Problem `json:"problems"`
@@ -115,6 +131,17 @@ func Verify(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 		}
 		add(Problem{Package: "(lock)", Kind: ProblemStale, Detail: fmt.Sprintf("%s changed since the lock was written (lock inputs %s, now %s): run ferry lock", name, l.Inputs, opts.Inputs)})
 	}
+	if opts.LockKey != nil {
+		p, err := LockSignature(l, opts.LockFile, opts.LockKey)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			add(*p)
+		} else {
+			rep.Signatures++
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opts.Concurrency)
 	for _, p := range l.Resolved() {
@@ -127,6 +154,7 @@ func Verify(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 			rep.Packages++
 			rep.Manifests += c.manifests
 			rep.Blobs += c.blobs
+			rep.Signatures += c.signatures
 			mu.Unlock()
 			return nil
 		})
@@ -153,11 +181,12 @@ func MirrorRepo(p *lock.Package, override *relocate.Mapping) string {
 }
 
 type checker struct {
-	opts      Options
-	pkg       string
-	add       func(Problem)
-	manifests int
-	blobs     int
+	opts       Options
+	pkg        string
+	add        func(Problem)
+	manifests  int
+	blobs      int
+	signatures int
 }
 
 func (c *checker) problem(ref, kind, format string, args ...any) {
@@ -190,7 +219,59 @@ func (c *checker) checkPackage(ctx context.Context, p *lock.Package) error {
 			c.problem(ref, ProblemTag, "tag %s points at %s, the lock has %s", p.Version, desc.Digest, root.Digest)
 		}
 	}
+	if c.opts.Key != nil {
+		return c.checkSignature(ctx, repo, repoName, root.Digest)
+	}
 	return nil
+}
+
+// checkSignature requires a cosign signature of d, in the mirror beside
+// it, that verifies with the key.
+func (c *checker) checkSignature(ctx context.Context, repo *remote.Repository, repoName string, d digest.Digest) error {
+	ref := repoName + ":" + signature.Tag(d)
+	_, err := signature.VerifyImage(ctx, repo, d, c.opts.Key)
+	switch {
+	case errors.Is(err, signature.ErrNoSignature):
+		c.problem(ref, ProblemSignature, "no cosign signature of %s in the mirror: sign the source and run ferry mirror again (it copies signatures)", d)
+	case signature.IsMismatch(err):
+		c.problem(ref, ProblemSignature, "%v", err)
+	case err != nil:
+		return fmt.Errorf("checking the signature %s: %w", ref, err)
+	default:
+		c.signatures++
+	}
+	return nil
+}
+
+// LockSignature checks the cosign blob signature of the lock file path
+// (path+".sig") with key, and that the signed bytes are the lock l. A
+// missing or bad signature is a Problem; an unreadable file is an error.
+func LockSignature(l *lock.Lock, path string, key *signature.PublicKey) (*Problem, error) {
+	problem := func(format string, args ...any) *Problem {
+		return &Problem{Package: "(lock)", Ref: path + signature.SigSuffix, Kind: ProblemSignature, Detail: fmt.Sprintf(format, args...)}
+	}
+	data, err := signature.VerifyFile(key, path)
+	if signature.IsMismatch(err) {
+		return problem("%v", err), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checking the signature of %s: %w", path, err)
+	}
+	// The lock in hand must be what was signed, not an earlier read of a
+	// file that changed since.
+	signed, err := lock.Parse(data)
+	if err != nil {
+		return problem("the signed %s is not a lock: %v", path, err), nil
+	}
+	a, errA := signed.Marshal()
+	b, errB := l.Marshal()
+	if err := errors.Join(errA, errB); err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(a, b) {
+		return problem("%s changed while it was being verified: run ferry again", path), nil
+	}
+	return nil, nil
 }
 
 // checkManifest fetches a manifest by digest, checks it, and walks its

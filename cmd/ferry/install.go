@@ -14,9 +14,9 @@ import (
 )
 
 func newInstallCmd(g *globalFlags) *cobra.Command {
-	var lockPath, mirror, dest, porterHome string
+	var lockPath, mirror, dest, porterHome, lockKeyPath string
 	c := &cobra.Command{
-		Use:   "install --dest DIR [--lock F] [--mirror HOST[/PREFIX]]",
+		Use:   "install --dest DIR [--lock F] [--mirror HOST[/PREFIX]] [--lock-key cosign.pub]",
 		Short: "Materialise the locked closure from the mirror",
 		Long: `Install reads only from the mirror, using only the lock: it copies every
 package into an OCI image layout in DIR, verifying every digest, and
@@ -26,9 +26,14 @@ temporary directory and renamed into place: after a failure it is
 unchanged. --porter-home DIR installs every locked Porter mixin into a
 PORTER_HOME (mixins/NAME/NAME and mixins/NAME/runtimes/NAME-runtime, for
 this OS and architecture), verified against the lock, with no access to
-the mixin feed; it may be used without --dest.`,
+the mixin feed; it may be used without --dest. --lock-key cosign.pub
+requires the lock's cosign signature, LOCK.sig beside it (cosign sign-blob
+--key cosign.key --output-signature LOCK.sig LOCK), to verify over the
+lock's exact bytes: otherwise nothing is read or written, and the exit code
+is 3.`,
 		Example: `  ferry install --dest ./install
-  ferry install --lock ferry.lock --mirror registry.dr.acme.com/mirror --dest /opt/bundles`,
+  ferry install --lock ferry.lock --mirror registry.dr.acme.com/mirror --dest /opt/bundles
+  ferry install --lock-key cosign.pub --dest ./install`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := g.checkOutput("text", "json"); err != nil {
 				return err
@@ -36,16 +41,30 @@ the mixin feed; it may be used without --dest.`,
 			if dest == "" && porterHome == "" {
 				return exitcode.BadInput("--dest or --porter-home is required")
 			}
+			lockKey, err := loadKey(lockKeyPath)
+			if err != nil {
+				return err
+			}
 			l, err := lock.Read(lockPath)
 			if err != nil {
+				// A lock tampered until it no longer parses is still
+				// first of all a bad signature.
+				if p := unparsableLockSignature(lockPath, lockKey); p != nil {
+					return exitcode.Mismatchf("refusing to install: %s", p.Detail)
+				}
 				return err
 			}
 			env, err := g.env()
 			if err != nil {
 				return err
 			}
-			opts := install.Options{Registry: env.Client, Dest: dest, Concurrency: g.jobs}
+			opts := install.Options{Registry: env.Client, Dest: dest, Concurrency: g.jobs, LockKey: lockKey, LockFile: lockPath}
 			if opts.Mirror, err = mirrorFlag(mirror); err != nil {
+				return err
+			}
+			// Before PORTER_HOME is staged: nothing is read or written
+			// for a lock whose signature fails.
+			if err := install.CheckLockSignature(l, opts); err != nil {
 				return err
 			}
 			var ph *ferry.PorterHome
@@ -83,6 +102,7 @@ the mixin feed; it may be used without --dest.`,
 	c.Flags().StringVar(&lockPath, "lock", lock.DefaultFile, "lock file to install")
 	c.Flags().StringVar(&mirror, "mirror", "", "read from this mirror HOST[/PREFIX] instead of the one in the lock")
 	c.Flags().StringVar(&dest, "dest", "", "install directory (required unless --porter-home is given)")
+	c.Flags().StringVar(&lockKeyPath, "lock-key", "", "cosign public key (cosign.pub): refuse to install unless the lock's signature LOCK.sig (cosign sign-blob) verifies with it")
 	c.Flags().StringVar(&porterHome, "porter-home", "", "also install the locked Porter mixins into this PORTER_HOME (mixins/NAME/...), from the mirror alone")
 	return c
 }

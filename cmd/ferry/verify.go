@@ -9,14 +9,15 @@ import (
 	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/signature"
 	"github.com/ferryhq/ferry/verify"
 )
 
 func newVerifyCmd(g *globalFlags) *cobra.Command {
-	var lockPath, mirror string
+	var lockPath, mirror, keyPath, lockKeyPath string
 	var deep, reresolve bool
 	c := &cobra.Command{
-		Use:   "verify [--lock F] [--mirror HOST[/PREFIX]] [--deep] [--resolve]",
+		Use:   "verify [--lock F] [--mirror HOST[/PREFIX]] [--deep] [--key cosign.pub] [--lock-key cosign.pub] [--resolve]",
 		Short: "Check a lock against a mirror",
 		Long: `Verify checks that every locked manifest and every child descriptor is in
 the mirror with the locked digest and size, and that each locked tag points
@@ -24,25 +25,43 @@ at the locked digest. --deep also downloads and re-hashes every blob. An
 input file (ferry.yaml, porter.yaml, crossplane.yaml) that changed since
 it was locked makes the lock stale. --resolve also resolves that input again against the
 source registries, keeping the locked versions, and reports a tag that
-moved or a closure that changed. Every problem is listed; the exit code is
-3 if there is any.`,
+moved or a closure that changed. --key cosign.pub requires every package's
+cosign signature in the mirror (the manifest tagged sha256-HEX.sig beside
+it, copied by ferry mirror) to name the locked digest and verify with the
+key. --lock-key cosign.pub requires the lock's own signature, LOCK.sig
+beside it, as cosign sign-blob writes it. Every problem is listed; the exit
+code is 3 if there is any.`,
 		Example: `  ferry verify
   ferry verify --deep -o json
   ferry verify --resolve           # the sources still agree with the lock
+  ferry verify --key cosign.pub --lock-key cosign.pub
   ferry verify --lock ferry.lock --mirror registry.dr.acme.com/mirror`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := g.checkOutput("text", "json"); err != nil {
 				return err
 			}
+			key, err := loadKey(keyPath)
+			if err != nil {
+				return err
+			}
+			lockKey, err := loadKey(lockKeyPath)
+			if err != nil {
+				return err
+			}
 			l, err := lock.Read(lockPath)
 			if err != nil {
+				// A lock tampered until it no longer parses is still
+				// first of all a bad signature.
+				if p := unparsableLockSignature(lockPath, lockKey); p != nil {
+					return printReport(g, &verify.Report{Problems: []verify.Problem{*p}}, deep)
+				}
 				return err
 			}
 			env, err := g.env()
 			if err != nil {
 				return err
 			}
-			opts := verify.Options{Registry: env.Client, Deep: deep, Concurrency: g.jobs}
+			opts := verify.Options{Registry: env.Client, Deep: deep, Concurrency: g.jobs, Key: key, LockKey: lockKey, LockFile: lockPath}
 			if opts.Mirror, err = mirrorFlag(mirror); err != nil {
 				return err
 			}
@@ -72,31 +91,65 @@ moved or a closure that changed. Every problem is listed; the exit code is
 				}
 				rep.Problems = append(rep.Problems, problems...)
 			}
-			if g.json() {
-				if err := writeJSON(os.Stdout, rep); err != nil {
-					return err
-				}
-			} else {
-				for _, p := range rep.Problems {
-					fmt.Println(p.String())
-				}
-				if rep.OK() {
-					g.progress("verified %d packages: %d manifests, %d blobs%s", rep.Packages, rep.Manifests, rep.Blobs, map[bool]string{true: " (re-hashed)"}[deep])
-				} else {
-					fmt.Fprintf(os.Stderr, "ferry: %d problems: the lock and the mirror disagree\n", len(rep.Problems))
-				}
-			}
-			if !rep.OK() {
-				return exitSilently(exitcode.Mismatch)
-			}
-			return nil
+			return printReport(g, rep, deep)
 		},
 	}
 	c.Flags().StringVar(&lockPath, "lock", lock.DefaultFile, "lock file to verify")
 	c.Flags().StringVar(&mirror, "mirror", "", "read from this mirror HOST[/PREFIX] instead of the one in the lock")
 	c.Flags().BoolVar(&deep, "deep", false, "download and re-hash every blob")
+	c.Flags().StringVar(&keyPath, "key", "", "cosign public key (cosign.pub): every package must carry a cosign signature in the mirror that verifies with it")
+	c.Flags().StringVar(&lockKeyPath, "lock-key", "", "cosign public key (cosign.pub): the lock's signature LOCK.sig (cosign sign-blob) must verify with it")
 	c.Flags().BoolVar(&reresolve, "resolve", false, "also resolve ferry.yaml again at the sources, keeping locked versions, and report every difference")
 	return c
+}
+
+// printReport prints a verification report and ends with exit code 3 if
+// it lists any problem.
+func printReport(g *globalFlags, rep *verify.Report, deep bool) error {
+	if g.json() {
+		if err := writeJSON(os.Stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range rep.Problems {
+			fmt.Println(p.String())
+		}
+		if rep.OK() {
+			sigs := ""
+			if rep.Signatures > 0 {
+				sigs = fmt.Sprintf(", %d signatures", rep.Signatures)
+			}
+			g.progress("verified %d packages: %d manifests, %d blobs%s%s", rep.Packages, rep.Manifests, rep.Blobs, sigs, map[bool]string{true: " (re-hashed)"}[deep])
+		} else {
+			fmt.Fprintf(os.Stderr, "ferry: %d problems: the lock and the mirror disagree\n", len(rep.Problems))
+		}
+	}
+	if !rep.OK() {
+		return exitSilently(exitcode.Mismatch)
+	}
+	return nil
+}
+
+// loadKey reads the cosign public key a --key or --lock-key flag names;
+// no flag gives nil. A missing or malformed key file exits 2.
+func loadKey(path string) (*signature.PublicKey, error) {
+	if path == "" {
+		return nil, nil
+	}
+	return signature.LoadPublicKey(path)
+}
+
+// unparsableLockSignature returns the lock's signature problem when key is
+// set and path's signature is missing or does not verify, for a lock that
+// could not be read as one.
+func unparsableLockSignature(path string, key *signature.PublicKey) *verify.Problem {
+	if key == nil {
+		return nil
+	}
+	if _, err := signature.VerifyFile(key, path); signature.IsMismatch(err) {
+		return &verify.Problem{Package: "(lock)", Ref: path + signature.SigSuffix, Kind: verify.ProblemSignature, Detail: err.Error()}
+	}
+	return nil
 }
 
 // inputsWhy says why a lock's inputs cannot be read again.
