@@ -120,17 +120,12 @@ func constraintOf(r requirement) (*semver.Constraints, bool, error) {
 	case "latest":
 		expr = "*"
 	}
-	c, err := semver.NewConstraint(normaliseConstraint(expr))
+	c, err := semver.NewConstraint(strings.TrimSpace(expr))
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: invalid version constraint %q: %w", r.from, r.constraint, err)
 	}
 	c.IncludePrerelease = r.prereleases
 	return c, true, nil
-}
-
-// normaliseConstraint accepts Crossplane's "=v1.2.3" and Porter's "v1.x".
-func normaliseConstraint(s string) string {
-	return strings.TrimSpace(s)
 }
 
 // pickTag chooses the highest tag satisfying every requirement.
