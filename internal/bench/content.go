@@ -8,10 +8,8 @@ package bench
 
 import (
 	"archive/tar"
-	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -83,16 +81,4 @@ func LayerDescriptor(seed string, size int64) (ocispec.Descriptor, error) {
 		return ocispec.Descriptor{}, fmt.Errorf("layer %q: %w", seed, err)
 	}
 	return ocispec.Descriptor{MediaType: ocispec.MediaTypeImageLayerGzip, Digest: h.Digest(), Size: n}, nil
-}
-
-// canonicalJSON encodes v compactly without HTML escaping or a trailing
-// newline, so the same value always gives the same digest.
-func canonicalJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -84,7 +84,7 @@ func PushW1(ctx context.Context, c *client.Client, host string, spec W1Spec) ([]
 			return err
 		}
 		d.Platform = &ocispec.Platform{Architecture: "amd64", OS: "linux"}
-		idx, err := canonicalJSON(ocispec.Index{
+		idx, err := fixture.CanonicalJSON(ocispec.Index{
 			Versioned: specs.Versioned{SchemaVersion: 2},
 			MediaType: ocispec.MediaTypeImageIndex,
 			Manifests: []ocispec.Descriptor{d},
@@ -149,7 +149,7 @@ func pushImage(ctx context.Context, repo *remote.Repository, seed string, layers
 	for i, l := range layers {
 		diffIDs[i] = l.Digest
 	}
-	cfg, err := canonicalJSON(ocispec.Image{
+	cfg, err := fixture.CanonicalJSON(ocispec.Image{
 		Platform: ocispec.Platform{Architecture: "amd64", OS: "linux"},
 		Config:   ocispec.ImageConfig{Labels: map[string]string{"dev.ferry.bench.seed": seed}},
 		RootFS:   ocispec.RootFS{Type: "layers", DiffIDs: diffIDs},
@@ -161,7 +161,7 @@ func pushImage(ctx context.Context, repo *remote.Repository, seed string, layers
 	if err := pushBytes(ctx, repo, cfgDesc, cfg); err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("%s: config: %w", seed, err)
 	}
-	man, err := canonicalJSON(ocispec.Manifest{
+	man, err := fixture.CanonicalJSON(ocispec.Manifest{
 		Versioned: specs.Versioned{SchemaVersion: 2},
 		MediaType: ocispec.MediaTypeImageManifest,
 		Config:    cfgDesc,
