@@ -7,8 +7,11 @@ package ferry
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/format"
@@ -23,6 +26,36 @@ type Env struct {
 	Client      *client.Client
 	Formats     []format.Reader
 	Concurrency int
+
+	mu        sync.Mutex
+	downloads string // the run's mixin binaries, see mixinDir
+}
+
+// mixinDir returns the run's directory for mixin binaries. Locking and
+// mirroring share it, so a binary is downloaded once per run.
+func (e *Env) mixinDir() (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.downloads == "" {
+		dir, err := os.MkdirTemp("", "ferry-mixins-")
+		if err != nil {
+			return "", fmt.Errorf("mixins: %w", err)
+		}
+		e.downloads = dir
+	}
+	return e.downloads, nil
+}
+
+// Close removes what the run downloaded.
+func (e *Env) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.downloads == "" {
+		return nil
+	}
+	err := os.RemoveAll(e.downloads)
+	e.downloads = ""
+	return err
 }
 
 // Resolve resolves a MirrorSet. Versions locked in prev are kept while

@@ -134,11 +134,10 @@ func (e *Env) LockMixins(ctx context.Context, ms *mirrorset.MirrorSet, g *resolv
 	if err != nil || len(reqs) == 0 {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "ferry-mixins-")
+	dir, err := e.mixinDir()
 	if err != nil {
-		return nil, fmt.Errorf("mixins: %w", err)
+		return nil, err
 	}
-	defer os.RemoveAll(dir)
 
 	hc := e.Client.HTTPClient()
 	feeds := map[string]*mixin.Feed{}
@@ -304,7 +303,6 @@ type MixinResult struct {
 type MixinBatch struct {
 	env  *Env
 	lock *lock.Lock
-	dir  string
 	subs []string
 }
 
@@ -313,17 +311,17 @@ type MixinBatch struct {
 // against the lock: a binary whose digest or size differs fails closed
 // (the error carries exitcode.Mismatch and names the file). Nothing is
 // pushed yet, so a caller can fetch before it copies anything and push
-// after. Close removes the directory.
+// after. The binaries live in the run's download directory, which
+// Env.Close removes.
 func (e *Env) FetchMixins(ctx context.Context, l *lock.Lock) (*MixinBatch, error) {
 	b := &MixinBatch{env: e, lock: l}
 	if len(l.Mixins) == 0 {
 		return b, nil
 	}
-	dir, err := os.MkdirTemp("", "ferry-mixins-")
+	dir, err := e.mixinDir()
 	if err != nil {
-		return nil, fmt.Errorf("mixins: %w", err)
+		return nil, err
 	}
-	b.dir = dir
 	hc := e.Client.HTTPClient()
 	for i := range l.Mixins {
 		m := &l.Mixins[i]
@@ -334,19 +332,11 @@ func (e *Env) FetchMixins(ctx context.Context, l *lock.Lock) (*MixinBatch, error
 			err = exitcode.With(exitcode.Usage, fmt.Errorf("mixin %s %s: %w", m.Name, m.Version, err))
 		}
 		if err != nil {
-			b.Close()
 			return nil, err
 		}
 		b.subs = append(b.subs, sub)
 	}
 	return b, nil
-}
-
-// Close removes the downloaded binaries.
-func (b *MixinBatch) Close() {
-	if b != nil && b.dir != "" {
-		_ = os.RemoveAll(b.dir)
-	}
 }
 
 // Push pushes each mixin version as one OCI artifact to

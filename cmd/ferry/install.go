@@ -58,6 +58,7 @@ is 3.`,
 			if err != nil {
 				return err
 			}
+			defer env.Close()
 			opts := install.Options{Registry: env.Client, Dest: dest, Concurrency: g.jobs, LockKey: lockKey, LockFile: lockPath}
 			if opts.Mirror, err = mirrorFlag(mirror); err != nil {
 				return err

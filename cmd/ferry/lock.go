@@ -51,6 +51,7 @@ byte-identical.`,
 			if err != nil {
 				return err
 			}
+			defer env.Close()
 			l, graph, err := env.Lock(cmd.Context(), ms, prev, updateFrom(cmd, update))
 			if err != nil {
 				return err

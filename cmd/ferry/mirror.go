@@ -50,6 +50,7 @@ private registry and writes the lock with its mirror locations.`,
 			if err != nil {
 				return err
 			}
+			defer env.Close()
 			progress := func(r relocate.PackageResult) {
 				g.progress("mirrored %s -> %s (%s; copied %d, mounted %d, skipped %d)", r.Source, r.Mirror, r.Digest, r.Copied, r.Mounted, r.Skipped)
 			}
@@ -77,7 +78,6 @@ private registry and writes the lock with its mirror locations.`,
 			if err != nil {
 				return err
 			}
-			defer mixins.Close()
 			if toArchive != "" {
 				rep, err := relocate.ToArchive(cmd.Context(), l, toArchive, relocate.Options{
 					Source: env.Client, Concurrency: g.jobs, Progress: progress,

@@ -34,6 +34,7 @@ OCI reference or a ferry.yaml; with none, ferry.yaml is read.`,
 			if err != nil {
 				return err
 			}
+			defer env.Close()
 			graph, err := env.Resolve(cmd.Context(), ms, nil, ferryUpdateNone)
 			if err != nil {
 				return err

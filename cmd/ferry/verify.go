@@ -61,6 +61,7 @@ code is 3 if there is any.`,
 			if err != nil {
 				return err
 			}
+			defer env.Close()
 			opts := verify.Options{Registry: env.Client, Deep: deep, Concurrency: g.jobs, Key: key, LockKey: lockKey, LockFile: lockPath}
 			if opts.Mirror, err = mirrorFlag(mirror); err != nil {
 				return err
