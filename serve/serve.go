@@ -273,6 +273,10 @@ func listenAddr(opts Options) string {
 	return opts.Addr
 }
 
+// Check validates opts without starting anything, so a caller can refuse
+// bad options before it creates the storage root.
+func Check(opts Options) error { return check(opts) }
+
 // check validates opts before anything is started.
 func check(opts Options) error {
 	if (opts.TLSCert == "") != (opts.TLSKey == "") {
@@ -283,6 +287,11 @@ func check(opts Options) error {
 	}
 	if opts.AnonymousRead && opts.Htpasswd == "" {
 		return errors.New("serve: anonymous read only makes sense with --htpasswd")
+	}
+	if opts.Htpasswd != "" {
+		if err := checkHtpasswd(opts.Htpasswd); err != nil {
+			return err
+		}
 	}
 	addr := listenAddr(opts)
 	if opts.Listener != nil {

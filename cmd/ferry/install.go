@@ -16,7 +16,7 @@ import (
 func newInstallCmd(g *globalFlags) *cobra.Command {
 	var lockPath, mirror, dest, porterHome, lockKeyPath string
 	c := &cobra.Command{
-		Use:   "install --dest DIR [--lock F] [--mirror HOST[/PREFIX]] [--lock-key cosign.pub]",
+		Use:   "install --dest DIR [--porter-home DIR] [--lock F] [--mirror HOST[/PREFIX]] [--lock-key cosign.pub]",
 		Short: "Materialise the locked closure from the mirror",
 		Long: `Install reads only from the mirror, using only the lock: it copies every
 package into an OCI image layout in DIR, verifying every digest, and

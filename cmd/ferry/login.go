@@ -29,8 +29,8 @@ command line, where other users and shell history could see it.`,
   ferry login 127.0.0.1:5443 -u admin --password-stdin --ca-file ca.pem < password.txt`,
 		Args: cobraExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			host := args[0]
-			if err := checkLoginHost(host); err != nil {
+			host, err := loginHost(args[0])
+			if err != nil {
 				return err
 			}
 			if user == "" {
@@ -69,8 +69,8 @@ credential helper the config names for HOST, or the "auths" section of
 		Example: `  ferry logout registry.internal`,
 		Args:    cobraExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			host := args[0]
-			if err := checkLoginHost(host); err != nil {
+			host, err := loginHost(args[0])
+			if err != nil {
 				return err
 			}
 			c, err := g.client()
@@ -86,18 +86,27 @@ credential helper the config names for HOST, or the "auths" section of
 	}
 }
 
-// checkLoginHost refuses anything but HOST or HOST:PORT, never quoting an
-// argument that holds credentials.
-func checkLoginHost(host string) error {
-	switch {
-	case strings.Contains(host, "@"):
-		return exitcode.BadInput("registry host must not contain credentials (user:password@host); pass -u USER and --password-stdin")
-	case strings.Contains(host, "://"):
-		return exitcode.BadInput("registry host %q: write HOST or HOST:PORT without a URL scheme", host)
-	case host == "" || strings.Contains(host, "/"):
-		return exitcode.BadInput("registry host %q: want HOST or HOST:PORT", host)
+// loginHost returns the HOST[:PORT] of a login argument. Like docker, it
+// accepts an https:// URL of the registry ("https://host/v2/"). It refuses
+// credentials in the argument without quoting them.
+func loginHost(arg string) (string, error) {
+	host := arg
+	if strings.Contains(host, "@") {
+		return "", exitcode.BadInput("registry host must not contain credentials (user:password@host); pass -u USER and --password-stdin")
 	}
-	return nil
+	if rest, ok := strings.CutPrefix(host, "https://"); ok {
+		host = rest
+		for _, suffix := range []string{"/v2/", "/v1/", "/v2", "/v1", "/"} {
+			host = strings.TrimSuffix(host, suffix)
+		}
+	}
+	switch {
+	case strings.Contains(host, "://"):
+		return "", exitcode.BadInput("registry host %q: write HOST or HOST:PORT (or an https:// URL)", arg)
+	case host == "" || strings.Contains(host, "/"):
+		return "", exitcode.BadInput("registry host %q: want HOST or HOST:PORT", arg)
+	}
+	return host, nil
 }
 
 // readPassword reads the first line of r, without its line ending.

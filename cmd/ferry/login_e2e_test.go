@@ -157,12 +157,16 @@ func TestLoginLogout(t *testing.T) {
 				{"login", s.User + ":" + s.Password + "@" + s.Host, "-u", s.User, "--password-stdin"},
 				{"login", s.Host, "-u", s.User},
 				{"login", s.Host, "--password-stdin"},
-				{"login", "https://" + s.Host, "-u", s.User, "--password-stdin"},
+				{"login", "ftp://" + s.Host, "-u", s.User, "--password-stdin"},
 				{"logout", s.User + ":" + s.Password + "@" + s.Host},
 			} {
 				if r := run(s.Password+"\n", args...); r.Code != 2 {
 					t.Errorf("ferry %s: exit %d, want 2\n%s", strings.Join(args, " "), r.Code, r.Stderr)
 				}
+			}
+			// Like docker, an https:// URL of the registry names its host.
+			if r := run(s.Password+"\n", "login", "https://"+s.Host+"/v2/", "-u", s.User, "--password-stdin"); r.Code != 0 {
+				t.Errorf("login https://%s/v2/: exit %d\n%s", s.Host, r.Code, r.Stderr)
 			}
 			if r := run("\n", "login", s.Host, "-u", s.User, "--password-stdin"); r.Code != 2 || !strings.Contains(r.Stderr, "empty password") {
 				t.Errorf("empty password: exit %d\n%s", r.Code, r.Stderr)

@@ -60,6 +60,9 @@ overwrite the mirror; --insecure starts it anyway.`,
 				// The registry's own log lines; credentials are never logged.
 				opts.Log = os.Stderr
 			}
+			if err := serve.Check(opts); err != nil {
+				return exitcode.With(exitcode.Usage, err)
+			}
 			if err := os.MkdirAll(opts.Root, 0o755); err != nil {
 				return err
 			}

@@ -36,6 +36,9 @@ func TestServeRefusesUnprotected(t *testing.T) {
 		t.Run("refused/"+tt.name, func(t *testing.T) {
 			env := clitest.New(t)
 			env.Expect(2, append([]string{"serve", "--root", env.Path("reg")}, tt.args...), tt.want...)
+			if _, err := os.Stat(env.Path("reg")); !os.IsNotExist(err) {
+				t.Errorf("a refused serve created its storage root")
+			}
 		})
 	}
 	started := []struct {
