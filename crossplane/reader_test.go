@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -20,7 +19,6 @@ import (
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/registry/remote"
 
-	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/crossplane"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/internal/fixture"
@@ -29,15 +27,7 @@ import (
 
 func newRepo(t *testing.T, reg *registrytest.Registry, name string) *remote.Repository {
 	t.Helper()
-	c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, err := c.Repository(reg.Host + "/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return repo
+	return registrytest.Repository(t, registrytest.Client(t), reg.Host+"/"+name)
 }
 
 // fetchRoot fetches the manifest tagged tag, as the resolver does before

@@ -23,29 +23,10 @@ import (
 	"oras.land/oras-go/v2/content/file"
 	"oras.land/oras-go/v2/registry/remote"
 
-	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/mixin/mixintest"
 )
-
-func newClient(t *testing.T) *client.Client {
-	t.Helper()
-	c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func newRepo(t *testing.T, c *client.Client, ref string) *remote.Repository {
-	t.Helper()
-	repo, err := c.Repository(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return repo
-}
 
 func digestOf(b []byte) string {
 	sum := sha256.Sum256(b)
@@ -84,7 +65,7 @@ func entries(t *testing.T, dir string) []string {
 func TestEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	fs := mixintest.NewFeed(t)
-	c := newClient(t)
+	c := registrytest.Client(t)
 	hc := c.HTTPClient()
 
 	feed, err := LoadFeed(ctx, hc, fs.URL, nil)
@@ -120,7 +101,7 @@ func TestEndToEnd(t *testing.T) {
 	reg := registrytest.New(t, registrytest.WithWrap(catalogFromDisk(&root)))
 	root.Store(&reg.Root)
 	repoName := reg.Host + "/mirror/porter-mixins/exec"
-	repo := newRepo(t, c, repoName)
+	repo := registrytest.Repository(t, c, repoName)
 	desc, err := Push(ctx, repo, locked, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +160,7 @@ func TestEndToEnd(t *testing.T) {
 	if got := strings.Join(helm.Keys(), " "); got != "helm3-darwin-arm64 helm3-linux-amd64" || helm.Version != "v1.2.3" {
 		t.Fatalf("helm3 %s binaries %q", helm.Version, got)
 	}
-	if _, err := Push(ctx, newRepo(t, c, reg.Host+"/mirror/porter-mixins/helm3"), helm, helmDir); err != nil {
+	if _, err := Push(ctx, registrytest.Repository(t, c, reg.Host+"/mirror/porter-mixins/helm3"), helm, helmDir); err != nil {
 		t.Fatal(err)
 	}
 	// Another version of exec, so the served feed has a choice to make.
@@ -237,7 +218,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A repository elsewhere in the registry is not served.
-	if _, err := Push(ctx, newRepo(t, c, reg.Host+"/elsewhere/exec"), old, oldDir); err != nil {
+	if _, err := Push(ctx, registrytest.Repository(t, c, reg.Host+"/elsewhere/exec"), old, oldDir); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(NewHandler(&RegistryStore{Registry: regClient, Prefix: "mirror"}))
@@ -405,7 +386,7 @@ func httpGet(t *testing.T, u string) []byte {
 
 func TestFetchBadInput(t *testing.T) {
 	ctx := context.Background()
-	c := newClient(t)
+	c := registrytest.Client(t)
 	hc := c.HTTPClient()
 	tests := []struct {
 		name       string
@@ -562,7 +543,7 @@ func lockNow(t *testing.T, fs *mixintest.FeedServer, feed *Feed) *Locked {
 func TestInstallBadInput(t *testing.T) {
 	ctx := context.Background()
 	fs := mixintest.NewFeed(t)
-	c := newClient(t)
+	c := registrytest.Client(t)
 	hc := c.HTTPClient()
 	feed, err := LoadFeed(ctx, hc, fs.URL, nil)
 	if err != nil {
@@ -574,7 +555,7 @@ func TestInstallBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := registrytest.New(t)
-	repo := newRepo(t, c, reg.Host+"/mirror/porter-mixins/exec")
+	repo := registrytest.Repository(t, c, reg.Host+"/mirror/porter-mixins/exec")
 	// The mirror artifact lacks exec-darwin-arm64.
 	partial := *full
 	partial.Binaries = map[string]Binary{}
@@ -653,7 +634,7 @@ func TestInstallBadInput(t *testing.T) {
 			}
 		}
 		// A fresh repository, so no blob is skipped as existing.
-		_, err := Push(ctx, newRepo(t, c, reg.Host+"/other/porter-mixins/exec"), &swapped, bad)
+		_, err := Push(ctx, registrytest.Repository(t, c, reg.Host+"/other/porter-mixins/exec"), &swapped, bad)
 		if err == nil || !strings.Contains(err.Error(), "exec-linux-amd64 does not match ferry.lock") || exitcode.Of(err) != exitcode.Mismatch {
 			t.Fatalf("err = %v", err)
 		}

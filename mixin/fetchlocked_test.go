@@ -16,7 +16,7 @@ import (
 
 func TestFetchLocked(t *testing.T) {
 	ctx := context.Background()
-	c := newClient(t)
+	c := registrytest.Client(t)
 	hc := c.HTTPClient()
 	tests := []struct {
 		name     string
@@ -114,7 +114,7 @@ func TestFetchLocked(t *testing.T) {
 // TestRegistryStoreAnyPrefix serves mixins pushed under several prefixes.
 func TestRegistryStoreAnyPrefix(t *testing.T) {
 	ctx := context.Background()
-	c := newClient(t)
+	c := registrytest.Client(t)
 	hc := c.HTTPClient()
 	fs := mixintest.NewFeed(t)
 	feed, err := LoadFeed(ctx, hc, fs.URL, nil)
@@ -128,7 +128,7 @@ func TestRegistryStoreAnyPrefix(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Push(ctx, newRepo(t, c, reg.Host+"/"+repo), l, dir); err != nil {
+		if _, err := Push(ctx, registrytest.Repository(t, c, reg.Host+"/"+repo), l, dir); err != nil {
 			t.Fatal(err)
 		}
 		return l

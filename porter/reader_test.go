@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -18,7 +17,6 @@ import (
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/registry/remote"
 
-	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/internal/fixture"
 	"github.com/ferryhq/ferry/internal/registrytest"
@@ -27,10 +25,7 @@ import (
 
 func testRepo(t *testing.T, reg *registrytest.Registry, path string) *remote.Repository {
 	t.Helper()
-	c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := registrytest.Client(t)
 	repo, err := c.Repository(reg.Host + "/" + path)
 	if err != nil {
 		t.Fatal(err)

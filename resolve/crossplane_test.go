@@ -3,11 +3,9 @@ package resolve_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/crossplane"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/internal/fixture"
@@ -24,10 +22,7 @@ import (
 func TestCrossplaneRequestBudget(t *testing.T) {
 	ctx := context.Background()
 	reg := registrytest.New(t)
-	c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := registrytest.Client(t)
 	cat, err := fixture.SeedCrossplane(ctx, c, reg.Host)
 	if err != nil {
 		t.Fatal(err)
@@ -39,10 +34,7 @@ func TestCrossplaneRequestBudget(t *testing.T) {
 	for _, root := range []string{cat.FullyQualified, cat.OrgQualified, cat.NameOnly, cat.Transitive, cat.Moved} {
 		t.Run(root[strings.LastIndex(root, "/")+1:], func(t *testing.T) {
 			// A fresh client: no token or scheme cache carried over.
-			c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := registrytest.Client(t)
 			reg.Reset()
 			g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: root}}, resolve.Options{
 				Registry: c, Formats: []format.Reader{porter.Reader{}, crossplane.Reader{}},
@@ -94,10 +86,7 @@ func TestCrossplaneRequestBudget(t *testing.T) {
 func TestReplacedSourceMayBeGone(t *testing.T) {
 	ctx := context.Background()
 	reg := registrytest.New(t)
-	c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := registrytest.Client(t)
 	h := reg.Host + "/gone/"
 	push := func(repo string, p fixture.Xpkg) {
 		t.Helper()

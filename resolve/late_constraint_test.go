@@ -2,10 +2,8 @@ package resolve_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
-	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/internal/fixture"
 	"github.com/ferryhq/ferry/internal/registrytest"
@@ -25,10 +23,7 @@ import (
 func TestLateConstraint(t *testing.T) {
 	ctx := context.Background()
 	reg := registrytest.New(t)
-	c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := registrytest.Client(t)
 	h := reg.Host + "/late/"
 	push := func(name, version string, deps ...fixture.Dep) {
 		t.Helper()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,7 +12,6 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/registry/remote"
 
-	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/internal/fixture"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/signature"
@@ -24,10 +22,7 @@ import (
 func imageRepo(t *testing.T, name string) (*remote.Repository, string, digest.Digest) {
 	t.Helper()
 	reg := registrytest.New(t)
-	c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := registrytest.Client(t)
 	ref := reg.Host + "/" + name
 	repo, err := c.Repository(ref)
 	if err != nil {

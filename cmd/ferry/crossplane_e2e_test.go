@@ -31,11 +31,9 @@ func newCrossplaneWorld(t *testing.T) *crossplaneWorld {
 	t.Helper()
 	ctx := context.Background()
 	w := &crossplaneWorld{src: registrytest.New(t), mirror: registrytest.New(t)}
-	c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := registrytest.Client(t)
 	w.client = c
+	var err error
 	if w.porter, err = fixture.Seed(ctx, c, w.src.Host); err != nil {
 		t.Fatal(err)
 	}
@@ -232,10 +230,7 @@ replace:
 func TestCrossplaneBadInput(t *testing.T) {
 	ctx := context.Background()
 	src := registrytest.New(t)
-	c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := registrytest.Client(t)
 	push := func(repo string, p fixture.Xpkg) string {
 		t.Helper()
 		r, err := c.Repository(src.Host + "/bad/" + repo)

@@ -45,10 +45,7 @@ func e2eEnv(t *testing.T) *clitest.Env {
 // e2eClient returns a registry client with no credentials.
 func e2eClient(t *testing.T) *client.Client {
 	t.Helper()
-	c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := registrytest.Client(t)
 	return c
 }
 

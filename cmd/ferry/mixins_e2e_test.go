@@ -40,10 +40,7 @@ func mxDigest(b []byte) string {
 
 func mxClient(t *testing.T) *client.Client {
 	t.Helper()
-	c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := registrytest.Client(t)
 	return c
 }
 

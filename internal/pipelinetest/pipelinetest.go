@@ -4,7 +4,6 @@ package pipelinetest
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/ferryhq/ferry/client"
@@ -23,10 +22,7 @@ func MirroredLock(t *testing.T) (src, mirror *registrytest.Registry, c *client.C
 	t.Helper()
 	ctx := context.Background()
 	src, mirror = registrytest.New(t), registrytest.New(t)
-	c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c = registrytest.Client(t)
 	h := src.Host
 	for _, b := range []struct {
 		path string

@@ -6,9 +6,13 @@ package registrytest
 import (
 	"context"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"testing"
 
+	"oras.land/oras-go/v2/registry/remote"
+
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/serve"
 )
 
@@ -115,3 +119,24 @@ func (w *statusWriter) WriteHeader(code int) {
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Client returns a registry client with an empty docker config of its own,
+// so no credentials from the machine reach a test.
+func Client(t testing.TB) *client.Client {
+	t.Helper()
+	c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json")})
+	if err != nil {
+		t.Fatalf("registrytest: %v", err)
+	}
+	return c
+}
+
+// Repository opens "HOST/PATH" with c, failing the test on a bad name.
+func Repository(t testing.TB, c *client.Client, name string) *remote.Repository {
+	t.Helper()
+	r, err := c.Repository(name)
+	if err != nil {
+		t.Fatalf("registrytest: %v", err)
+	}
+	return r
+}
