@@ -68,6 +68,7 @@ is 3.`,
 			if err := install.CheckLockSignature(l, opts); err != nil {
 				return err
 			}
+			opts.LockKey = nil // checked once, here
 			var ph *ferry.PorterHome
 			if porterHome != "" {
 				if ph, err = env.StagePorterHome(cmd.Context(), l, opts.Mirror, porterHome, runtime.GOOS, runtime.GOARCH); err != nil {
