@@ -53,6 +53,10 @@ type Metadata struct {
 	Crossplane string
 	// Warnings are non-fatal findings, printed by the CLI.
 	Warnings []string
+	// Data is the format's own view of the package (for a Porter bundle,
+	// its parameters, credentials and outputs), for the format's checks
+	// after resolution. Pipeline packages never look inside it.
+	Data any
 }
 
 // Dependency is one dependency as its parent declares it.
@@ -70,6 +74,19 @@ type Dependency struct {
 	Prereleases bool
 	// Interface is true when the dependency declares only an interface.
 	Interface bool
+	// InterfaceRef is the bundle whose parameters, credentials and outputs
+	// define the dependency's interface (Porter PEP003
+	// `interface.reference`); it is part of the closure.
+	InterfaceRef string
+	// InterfaceDocument is the dependency's inline interface document
+	// (PEP003 `interface.document`), as JSON.
+	InterfaceDocument []byte
+	// SharingGroup names the sharing group the dependency belongs to
+	// (Porter v2 `sharing.group.name` with sharing on): every dependency of
+	// one group on one repository resolves to one version. Empty: the
+	// dependency is resolved on its own (unshared) when its format's
+	// version policy allows several versions of one repository.
+	SharingGroup string
 	// After names sibling dependencies that must be installed first
 	// (Porter v2 output wiring).
 	After []string
@@ -86,10 +103,18 @@ type Image struct {
 	Descriptor ocispec.Descriptor
 }
 
-// Mixin is a mixin a Porter bundle was built with.
+// Mixin is a mixin a Porter bundle was built with
+// (`custom."sh.porter".mixins.NAME`).
 type Mixin struct {
-	Name    string
-	Version string // empty: unknown, resolve to latest
+	// Name is the mixin's name.
+	Name string
+	// Version is the recorded version; empty: unknown, resolve to latest.
+	Version string
+	// URL is the feed or download location the bundle records, if any.
+	URL string
+	// Binaries maps a binary's file name (NAME-OS-ARCH[.exe]) to the
+	// digest the bundle records for it.
+	Binaries map[string]string
 }
 
 // ErrNotPackage is returned (wrapped) by a Reader's Read when the manifest

@@ -191,3 +191,36 @@ func TestReferenceHelpers(t *testing.T) {
 		}
 	}
 }
+
+func TestParseNormalized(t *testing.T) {
+	tests := []struct {
+		in, registry, want string
+	}{
+		// distribution/reference's normalisation, as Porter applies it.
+		{"getporter/mysql:v0.1.3", "", "docker.io/getporter/mysql:v0.1.3"},
+		{"alpine", "", "docker.io/library/alpine"},
+		{"alpine:3.20", "docker.io", "docker.io/library/alpine:3.20"},
+		{"docker.io/alpine", "", "docker.io/library/alpine"},
+		{"ghcr.io/acme/app:v1", "", "ghcr.io/acme/app:v1"},
+		{"localhost:5000/app", "", "localhost:5000/app"},
+		// go-containerregistry's name.WithDefaultRegistry, as Crossplane applies it.
+		{"crossplane-contrib/provider-nop:v0.2.1", "xpkg.crossplane.io", "xpkg.crossplane.io/crossplane-contrib/provider-nop:v0.2.1"},
+		{"provider-nop", "xpkg.crossplane.io", "xpkg.crossplane.io/provider-nop"},
+		{"xpkg.upbound.io/a/b", "xpkg.crossplane.io", "xpkg.upbound.io/a/b"},
+	}
+	for _, tt := range tests {
+		got, err := ociref.ParseNormalized(tt.in, tt.registry)
+		if err != nil {
+			t.Errorf("ociref.ParseNormalized(%q, %q): %v", tt.in, tt.registry, err)
+			continue
+		}
+		if got.String() != tt.want {
+			t.Errorf("ociref.ParseNormalized(%q, %q) = %s, want %s", tt.in, tt.registry, got, tt.want)
+		}
+	}
+	for _, bad := range []string{"", "user:pw@ghcr.io/a/b", "UPPER/case"} {
+		if _, err := ociref.ParseNormalized(bad, ""); err == nil {
+			t.Errorf("ociref.ParseNormalized(%q): no error", bad)
+		}
+	}
+}
