@@ -13,7 +13,7 @@ import (
 
 // realworld is the folder of upstream crossplane.yaml files every reader
 // must parse.
-const realworld = "../../shared/realworld/crossplane"
+const realworld = "../testdata/realworld/crossplane"
 
 func TestParseRealWorld(t *testing.T) {
 	want := map[string]*Meta{

@@ -121,3 +121,29 @@ type Mixin struct {
 // matched cheaply but turned out not to hold a package of its format. The
 // resolver then treats the manifest as an opaque artifact.
 var ErrNotPackage = errors.New("not a package of this format")
+
+// Format is one package format: Porter bundles, Porter mixins, Crossplane
+// packages. Every format is registered once, in package formats; each
+// pipeline step asks a format for what it needs through a small interface
+// of its own, which the format implements when the step concerns it:
+//
+//   - mirrorset.InputReader: the local files it accepts as ROOT
+//     (porter.yaml, crossplane.yaml);
+//   - mirrorset.SectionOwner: the ferry.yaml keys it owns (mixins,
+//     porter, crossplane);
+//   - Reader: recognising and reading its packages in a registry;
+//   - resolve.Rules: qualifying a reference written in one of its
+//     packages, and choosing a dependency's version (its version policy,
+//     and whether a graph may hold several versions of one repository);
+//   - resolve.Checker: checks of the whole closure once resolved
+//     (Porter's interface documents);
+//   - ferry.Extension: content beyond registry packages (mixin binaries):
+//     its lock section, its mirror, archive and verify steps;
+//   - install.Writer: what `ferry install` writes for its packages.
+//
+// Pipeline packages (resolve, lock, relocate, verify, install and the root
+// package) never import a format package.
+type Format interface {
+	// Name is the format's short name: "porter", "crossplane", "mixin".
+	Name() string
+}

@@ -2,6 +2,7 @@ package lock
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -32,10 +33,11 @@ func (c Change) String() string {
 	return fmt.Sprintf("~ %s %s %s -> %s (%s -> %s)", c.Kind, c.Name, c.OldVersion, c.NewVersion, c.OldDigest, c.NewDigest)
 }
 
+type entry struct{ version, digest string }
+
 // Diff lists what changed from a to b, packages first, each sorted by name.
 func Diff(a, b *Lock) []Change {
 	out := []Change{}
-	type entry struct{ version, digest string }
 	pk := func(l *Lock) (map[string]entry, []string) {
 		m := map[string]entry{}
 		var names []string
@@ -46,25 +48,6 @@ func Diff(a, b *Lock) []Change {
 			}
 			m[p.Source] = entry{p.Version, d}
 			names = append(names, p.Source)
-		}
-		return m, names
-	}
-	mx := func(l *Lock) (map[string]entry, []string) {
-		m := map[string]entry{}
-		var names []string
-		count := map[string]int{}
-		for _, x := range l.Mixins {
-			count[x.Name]++
-		}
-		for _, x := range l.Mixins {
-			// A lock may hold several versions of one mixin: then each
-			// version is its own entry.
-			key := x.Name
-			if count[x.Name] > 1 {
-				key = x.Name + "@" + x.Version
-			}
-			m[key] = entry{x.Version, binariesDigest(x.Binaries)}
-			names = append(names, key)
 		}
 		return m, names
 	}
@@ -91,20 +74,81 @@ func Diff(a, b *Lock) []Change {
 	am, an := pk(a)
 	bm, bn := pk(b)
 	compare("package", am, bm, an, bn)
-	am, an = mx(a)
-	bm, bn = mx(b)
-	compare("mixin", am, bm, an, bn)
+	for _, key := range sectionKeys(a, b) {
+		am, an = sectionEntries(a, key)
+		bm, bn = sectionEntries(b, key)
+		compare(sectionKind(key), am, bm, an, bn)
+	}
 	return out
 }
 
-// binariesDigest fingerprints a mixin version's binaries by file name and
-// digest, so that where the mixin was mirrored, or the URL a binary came
-// from, is not a change.
-func binariesDigest(bins map[string]Binary) string {
-	lines := make([]string, 0, len(bins))
-	for name, b := range bins {
-		lines = append(lines, name+" "+b.Digest)
+// sectionKeys returns the sections either lock holds, sorted.
+func sectionKeys(a, b *Lock) []string {
+	var keys []string
+	for _, l := range []*Lock{a, b} {
+		for k := range l.Sections {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
 	}
+	sort.Strings(keys)
+	return keys
+}
+
+// sectionKind names one entry of a section in a Change: "mixin" for
+// `mixins`.
+func sectionKind(key string) string { return strings.TrimSuffix(key, "s") }
+
+// sectionEntries reads a format's section the way every format writes
+// one: a list of entries, each with a `name` and a `version`. An entry is
+// identified by its name, or by name@version when the section holds
+// several versions of one name, and fingerprinted by every `digest` it
+// holds: where it was mirrored, or the URL a file came from, is not a
+// change.
+func sectionEntries(l *Lock, key string) (map[string]entry, []string) {
+	m := map[string]entry{}
+	var names []string
+	var list []map[string]any
+	if _, err := l.Section(key, &list); err != nil {
+		return m, names
+	}
+	count := map[string]int{}
+	for _, x := range list {
+		count[fmt.Sprint(x["name"])]++
+	}
+	for _, x := range list {
+		name, version := fmt.Sprint(x["name"]), fmt.Sprint(x["version"])
+		if count[name] > 1 {
+			name += "@" + version
+		}
+		m[name] = entry{version, fingerprint(x)}
+		names = append(names, name)
+	}
+	return m, names
+}
+
+// fingerprint digests every `digest` value inside v, with its path.
+func fingerprint(v any) string {
+	var lines []string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, y := range x {
+				if k == "digest" {
+					lines = append(lines, path+" "+fmt.Sprint(y))
+					continue
+				}
+				walk(path+"/"+k, y)
+			}
+		case []any:
+			for i, y := range x {
+				walk(fmt.Sprintf("%s/%d", path, i), y)
+			}
+		}
+	}
+	walk("", v)
 	sort.Strings(lines)
 	return digest.FromString(strings.Join(lines, "\n")).String()
 }

@@ -10,17 +10,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
-	"github.com/ferryhq/ferry/mixin"
-	"github.com/ferryhq/ferry/resolve"
+		"github.com/ferryhq/ferry/resolve"
 )
 
 // APIVersion and Kind identify a lock; DefaultFile is its usual name.
@@ -43,7 +44,10 @@ type Lock struct {
 	// Roots are the sources of the root packages, in the order given.
 	Roots    []string  `yaml:"roots,omitempty" json:"roots,omitempty"`
 	Packages []Package `yaml:"packages" json:"packages"`
-	Mixins   []Mixin   `yaml:"mixins,omitempty" json:"mixins,omitempty"`
+	// Sections holds the top-level sections formats own (`mixins:` of
+	// Porter mixins), each read and written by its format alone through
+	// Section and SetSection; the lock keeps them as they are.
+	Sections map[string]yaml.Node `yaml:",inline" json:"-"`
 }
 
 // Package is one locked package.
@@ -56,8 +60,9 @@ type Package struct {
 	MediaType string `yaml:"mediaType,omitempty" json:"mediaType,omitempty"`
 	Size      int64  `yaml:"size,omitempty" json:"size,omitempty"`
 	Mirror    string `yaml:"mirror,omitempty" json:"mirror,omitempty"`
-	// Crossplane is an xpkg's `spec.crossplane.version` constraint.
-	Crossplane   string       `yaml:"crossplane,omitempty" json:"crossplane,omitempty"`
+	// Attributes are what a package's format records beside the fields
+	// every package has (an xpkg's `crossplane:` version constraint).
+	Attributes   map[string]string `yaml:",inline" json:"attributes,omitempty"`
 	Dependencies []Dependency `yaml:"dependencies,omitempty" json:"dependencies,omitempty"`
 	Images       []Image      `yaml:"images,omitempty" json:"images,omitempty"`
 	Replaces     []string     `yaml:"replaces,omitempty" json:"replaces,omitempty"`
@@ -73,6 +78,12 @@ type Dependency struct {
 	Resolved string `yaml:"resolved" json:"resolved"`
 	// After names siblings installed first (Porter v2 output wiring).
 	After []string `yaml:"after,omitempty" json:"after,omitempty"`
+	// Role says what the edge is for when it is not a dependency to
+	// install: "interface" for the bundle defining a Porter dependency's
+	// interface (PEP003), which is mirrored but never installed.
+	Role string `yaml:"role,omitempty" json:"role,omitempty"`
+	// Use is the ferry.yaml `use` key that chose the target, if any.
+	Use string `yaml:"use,omitempty" json:"use,omitempty"`
 }
 
 // Image is an image a package carries, with its original reference.
@@ -84,12 +95,47 @@ type Image struct {
 	Size      int64  `yaml:"size,omitempty" json:"size,omitempty"`
 }
 
-// Mixin is one locked Porter mixin version: the same type as
-// mixin.Locked, so the lock and the mixin package share one definition.
-type Mixin = mixin.Locked
+// Section decodes the top-level section key into v. It reports false,
+// leaving v alone, when the lock has no such section.
+func (l *Lock) Section(key string, v any) (bool, error) {
+	n, ok := l.Sections[key]
+	if !ok {
+		return false, nil
+	}
+	if err := n.Decode(v); err != nil {
+		return true, fmt.Errorf("lock section %s: %w", key, err)
+	}
+	return true, nil
+}
 
-// Binary is one locked mixin binary (mixin.Binary).
-type Binary = mixin.Binary
+// SetSection sets the top-level section key to v; a nil v, or an empty
+// slice or map, removes it.
+func (l *Lock) SetSection(key string, v any) error {
+	if v == nil || isEmpty(v) {
+		delete(l.Sections, key)
+		return nil
+	}
+	var n yaml.Node
+	if err := n.Encode(v); err != nil {
+		return fmt.Errorf("lock section %s: %w", key, err)
+	}
+	if l.Sections == nil {
+		l.Sections = map[string]yaml.Node{}
+	}
+	l.Sections[key] = n
+	return nil
+}
+
+func isEmpty(v any) bool {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Map:
+		return rv.Len() == 0
+	case reflect.Pointer, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
 
 // FromGraph builds a lock from a resolved graph and the inputs digest.
 func FromGraph(g *resolve.Graph, inputs string) *Lock {
@@ -107,7 +153,9 @@ func FromGraph(g *resolve.Graph, inputs string) *Lock {
 			Replaces:  p.Replaces,
 		}
 		if p.Meta != nil {
-			lp.Crossplane = p.Meta.Crossplane
+			if p.Meta.Crossplane != "" {
+				lp.Attributes = map[string]string{"crossplane": p.Meta.Crossplane}
+			}
 			for _, im := range p.Meta.Images {
 				lp.Images = append(lp.Images, Image{
 					Name: im.Name, Ref: im.Ref, Digest: im.Descriptor.Digest.String(),
@@ -130,13 +178,27 @@ func FromGraph(g *resolve.Graph, inputs string) *Lock {
 }
 
 func (l *Lock) sort() {
-	sort.Slice(l.Packages, func(i, j int) bool { return l.Packages[i].Source < l.Packages[j].Source })
-	sort.Slice(l.Mixins, func(i, j int) bool {
-		if l.Mixins[i].Name != l.Mixins[j].Name {
-			return l.Mixins[i].Name < l.Mixins[j].Name
+	sort.SliceStable(l.Packages, func(i, j int) bool {
+		a, b := &l.Packages[i], &l.Packages[j]
+		if a.Source != b.Source {
+			return a.Source < b.Source
 		}
-		return l.Mixins[i].Version < l.Mixins[j].Version
+		if a.Version != b.Version {
+			return versionLess(a.Version, b.Version)
+		}
+		return a.Digest < b.Digest
 	})
+}
+
+// versionLess orders two tags of one repository: semver order when both
+// parse, else by string.
+func versionLess(a, b string) bool {
+	va, ea := semver.NewVersion(strings.ReplaceAll(a, "_", "+"))
+	vb, eb := semver.NewVersion(strings.ReplaceAll(b, "_", "+"))
+	if ea == nil && eb == nil && !va.Equal(vb) {
+		return va.LessThan(vb)
+	}
+	return a < b
 }
 
 // Read reads and validates a lock file. A missing or malformed lock exits
@@ -173,17 +235,23 @@ func Parse(data []byte) (*Lock, error) {
 // Validate checks that every resolved package has a well-formed digest.
 func (l *Lock) Validate() error {
 	seen := map[string]bool{}
+	replaced := map[string]bool{}
 	for _, p := range l.Packages {
 		if p.Source == "" {
 			return errors.New("a package has no source")
 		}
-		if seen[p.Source] {
-			return fmt.Errorf("package %s is locked twice", p.Source)
-		}
-		seen[p.Source] = true
 		if p.ReplacedBy != "" {
+			if replaced[p.Source] {
+				return fmt.Errorf("package %s is replaced twice", p.Source)
+			}
+			replaced[p.Source] = true
 			continue
 		}
+		key := p.Source + "@" + p.Digest
+		if seen[key] {
+			return fmt.Errorf("package %s@%s is locked twice", p.Source, p.Digest)
+		}
+		seen[key] = true
 		if _, err := digest.Parse(p.Digest); err != nil {
 			return fmt.Errorf("package %s: digest %q: %w", p.Source, p.Digest, err)
 		}
@@ -198,18 +266,6 @@ func (l *Lock) Validate() error {
 				return fmt.Errorf("package %s: dependency %s: resolved %q is not SOURCE@DIGEST", p.Source, d.Name, d.Resolved)
 			}
 		}
-	}
-	seenMixin := map[string]bool{}
-	for i := range l.Mixins {
-		m := &l.Mixins[i]
-		if err := m.Validate(); err != nil {
-			return err
-		}
-		key := m.Name + "@" + m.Version
-		if seenMixin[key] {
-			return fmt.Errorf("mixin %s %s is locked twice", m.Name, m.Version)
-		}
-		seenMixin[key] = true
 	}
 	return nil
 }
@@ -316,7 +372,7 @@ func (l *Lock) Graph() *resolve.Graph {
 		rp := &resolve.Package{
 			Source: p.Source, Ref: p.Ref, Kind: p.Kind, Version: p.Version,
 			Descriptor: p.Descriptor(), Replaces: p.Replaces,
-			Meta: &format.Metadata{Kind: p.Kind, Crossplane: p.Crossplane},
+			Meta: &format.Metadata{Kind: p.Kind, Crossplane: p.Attributes["crossplane"]},
 		}
 		for _, d := range p.Dependencies {
 			target, _, _ := strings.Cut(d.Resolved, "@")

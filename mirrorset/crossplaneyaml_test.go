@@ -8,7 +8,7 @@ import (
 )
 
 func TestFromCrossplaneYAMLRealWorld(t *testing.T) {
-	files, err := filepath.Glob("../../shared/realworld/crossplane/*.yaml")
+	files, err := filepath.Glob("../testdata/realworld/crossplane/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no real-world crossplane files: %v", err)
 	}

@@ -32,27 +32,87 @@ const (
 
 // MirrorSet is the content of ferry.yaml.
 type MirrorSet struct {
-	APIVersion string            `yaml:"apiVersion" json:"apiVersion"`
-	Kind       string            `yaml:"kind" json:"kind"`
-	Packages   []Package         `yaml:"packages" json:"packages"`
-	Mixins     []Mixin           `yaml:"mixins,omitempty" json:"mixins,omitempty"`
-	Platforms  []string          `yaml:"platforms,omitempty" json:"platforms,omitempty"`
-	Replace    []Replace         `yaml:"replace,omitempty" json:"replace,omitempty"`
-	Use        map[string]string `yaml:"use,omitempty" json:"use,omitempty"`
-	Mirror     Mirror            `yaml:"mirror,omitempty" json:"mirror,omitempty"`
+	APIVersion string         `yaml:"apiVersion" json:"apiVersion"`
+	Kind       string         `yaml:"kind" json:"kind"`
+	Packages   []Package      `yaml:"packages,omitempty" json:"packages,omitempty"`
+	Replace    []Replace      `yaml:"replace,omitempty" json:"replace,omitempty"`
+	Use        map[string]Use `yaml:"use,omitempty" json:"use,omitempty"`
+	Mirror     Mirror         `yaml:"mirror,omitempty" json:"mirror,omitempty"`
+	// Sections holds the top-level keys a format owns (`mixins` and
+	// `platforms` of Porter mixins, `porter`, `crossplane`), each read by
+	// its format through Section. A key no format owns is an error.
+	Sections map[string]yaml.Node `yaml:",inline" json:"-"`
+}
+
+// Use is a user-chosen implementation of a named dependency: in ferry.yaml
+// either a reference (`use: {db: REF}`) or `{ref: REF, force: true}`. The
+// key is a dependency name, matching that name anywhere in the closure, or
+// a path of names from a root (`svc-a/db`), which wins over a bare name.
+type Use struct {
+	// Ref is the reference that satisfies the dependency.
+	Ref string `yaml:"ref" json:"ref"`
+	// Force accepts a Ref that breaks the parent's version constraint.
+	Force bool `yaml:"force,omitempty" json:"force,omitempty"`
+}
+
+// UnmarshalYAML reads a Use from a plain reference or a mapping.
+func (u *Use) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		u.Ref = n.Value
+		return nil
+	}
+	type plain Use
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	*u = Use(p)
+	return nil
+}
+
+// MarshalYAML writes a Use without force as its plain reference.
+func (u Use) MarshalYAML() (any, error) {
+	if !u.Force {
+		return u.Ref, nil
+	}
+	type plain Use
+	return plain(u), nil
+}
+
+// Section decodes the format-owned top-level key into v. It reports
+// false, leaving v alone, when the key is absent.
+func (m *MirrorSet) Section(key string, v any) (bool, error) {
+	n, ok := m.Sections[key]
+	if !ok {
+		return false, nil
+	}
+	if err := n.Decode(v); err != nil {
+		return true, exitcode.BadInput("%s: %w", key, err)
+	}
+	return true, nil
+}
+
+// SetSection sets a format-owned top-level key to v (nil removes it).
+func (m *MirrorSet) SetSection(key string, v any) error {
+	if v == nil {
+		delete(m.Sections, key)
+		return nil
+	}
+	var n yaml.Node
+	if err := n.Encode(v); err != nil {
+		return err
+	}
+	if m.Sections == nil {
+		m.Sections = map[string]yaml.Node{}
+	}
+	m.Sections[key] = n
+	return nil
 }
 
 // Package is a root package.
 type Package struct {
 	Ref     string `yaml:"ref" json:"ref"`
 	Version string `yaml:"version,omitempty" json:"version,omitempty"`
-}
-
-// Mixin is a Porter mixin to resolve from a feed.
-type Mixin struct {
-	Name    string `yaml:"name" json:"name"`
-	Version string `yaml:"version,omitempty" json:"version,omitempty"`
-	Feed    string `yaml:"feed,omitempty" json:"feed,omitempty"`
 }
 
 // Replace redirects every edge to From to To.
@@ -98,12 +158,17 @@ func Parse(data []byte) (*MirrorSet, error) {
 
 // Validate checks references, replaces and platforms.
 func (m *MirrorSet) Validate() error {
-	if len(m.Packages) == 0 && len(m.Mixins) == 0 {
-		return errors.New("no packages or mixins to resolve")
+	if len(m.Packages) == 0 && len(m.Sections) == 0 {
+		return errors.New("no packages to resolve")
 	}
 	for i, p := range m.Packages {
-		if _, err := ociref.Parse(p.Ref); err != nil {
+		if _, err := ociref.ParseNormalized(p.Ref, ""); err != nil {
 			return fmt.Errorf("packages[%d]: %w", i, err)
+		}
+	}
+	for k, u := range m.Use {
+		if _, err := ociref.ParseNormalized(u.Ref, ""); err != nil {
+			return fmt.Errorf("use %s: %w", k, err)
 		}
 	}
 	for i, r := range m.Replace {
@@ -115,16 +180,6 @@ func (m *MirrorSet) Validate() error {
 			if ref.Tag != "" || ref.Digest != "" {
 				return fmt.Errorf("replace[%d]: %q: name a repository, without tag or digest", i, s)
 			}
-		}
-	}
-	for i, mx := range m.Mixins {
-		if mx.Name == "" || strings.ContainsAny(mx.Name, `/\`) || strings.Contains(mx.Name, "..") {
-			return fmt.Errorf("mixins[%d]: invalid name %q", i, mx.Name)
-		}
-	}
-	for _, p := range m.Platforms {
-		if os, arch, ok := strings.Cut(p, "/"); !ok || os == "" || arch == "" {
-			return fmt.Errorf("platforms: %q is not OS/ARCH", p)
 		}
 	}
 	return nil
@@ -143,11 +198,18 @@ func FromRefs(refs []string, version string) (*MirrorSet, error) {
 	return m, nil
 }
 
-// Roots returns the root packages to resolve.
+// Roots returns the root packages to resolve. A reference without a
+// registry is normalised the Docker way, as crane, oras and porter read
+// one; input files of a format (crossplane.yaml) qualify theirs by the
+// format's rules when they are read.
 func (m *MirrorSet) Roots() []resolve.Root {
 	out := make([]resolve.Root, 0, len(m.Packages))
 	for _, p := range m.Packages {
-		out = append(out, resolve.Root{Ref: p.Ref, Constraint: p.Version})
+		ref := p.Ref
+		if r, err := ociref.ParseNormalized(ref, ""); err == nil {
+			ref = r.String()
+		}
+		out = append(out, resolve.Root{Ref: ref, Constraint: p.Version})
 	}
 	return out
 }
@@ -166,31 +228,63 @@ func (m *MirrorSet) ReplaceMap() map[string]string {
 // an input: one lock serves several mirrors.
 func (m *MirrorSet) Digest() string {
 	type norm struct {
-		Packages  []Package         `json:"packages"`
-		Mixins    []Mixin           `json:"mixins"`
-		Platforms []string          `json:"platforms"`
-		Replace   []Replace         `json:"replace"`
-		Use       map[string]string `json:"use"`
+		Packages []Package       `json:"packages"`
+		Replace  []Replace       `json:"replace"`
+		Use      map[string]Use  `json:"use"`
+		Sections map[string]any `json:"sections,omitempty"`
 	}
 	n := norm{
-		Packages:  append([]Package{}, m.Packages...),
-		Mixins:    append([]Mixin{}, m.Mixins...),
-		Platforms: append([]string{}, m.Platforms...),
-		Replace:   append([]Replace{}, m.Replace...),
-		Use:       map[string]string{},
+		Packages: append([]Package{}, m.Packages...),
+		Replace:  append([]Replace{}, m.Replace...),
+		Use:      map[string]Use{},
+		Sections: map[string]any{},
 	}
 	for k, v := range m.Use {
 		n.Use[k] = v
 	}
+	for k, node := range m.Sections {
+		var v any
+		if node.Decode(&v) == nil {
+			n.Sections[k] = canonical(v)
+		}
+	}
 	sort.Slice(n.Packages, func(i, j int) bool {
 		return n.Packages[i].Ref+" "+n.Packages[i].Version < n.Packages[j].Ref+" "+n.Packages[j].Version
 	})
-	sort.Slice(n.Mixins, func(i, j int) bool { return n.Mixins[i].Name < n.Mixins[j].Name })
-	sort.Strings(n.Platforms)
 	sort.Slice(n.Replace, func(i, j int) bool { return n.Replace[i].From < n.Replace[j].From })
 	b, _ := json.Marshal(n)
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// canonical sorts the lists of strings inside a section and the lists of
+// mappings by their `name`, so that the order entries are written in is
+// not a change of inputs (encoding/json already sorts mapping keys).
+func canonical(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, y := range x {
+			x[k] = canonical(y)
+		}
+	case []any:
+		for i, y := range x {
+			x[i] = canonical(y)
+		}
+		sort.SliceStable(x, func(i, j int) bool { return sortKey(x[i]) < sortKey(x[j]) })
+	}
+	return v
+}
+
+func sortKey(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case map[string]any:
+		if n, ok := x["name"].(string); ok {
+			return n
+		}
+	}
+	return ""
 }
 
 // FromArgs returns the MirrorSet named by command-line ROOTs: OCI

@@ -14,7 +14,7 @@ import (
 	"github.com/ferryhq/ferry/exitcode"
 )
 
-const realworldFeed = "../../shared/realworld/porter/mixins-atom.xml"
+const realworldFeed = "../testdata/realworld/porter/mixins-atom.xml"
 
 func TestParseFeedRealworld(t *testing.T) {
 	f, err := os.Open(realworldFeed)

@@ -10,7 +10,7 @@ import (
 	"github.com/ferryhq/ferry/format"
 )
 
-const realworld = "../../shared/realworld/porter"
+const realworld = "../testdata/realworld/porter"
 
 func readRealworld(t *testing.T, name string) *Bundle {
 	t.Helper()

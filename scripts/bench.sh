@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: PRODUCT.md's benchmark workloads W1-W4, ferry against the peer
 # copy tools in the same run, on loopback registries only. Installs the peers
-# it can (bin/bench-tools), runs `go run ./testdata/bench`, and rewrites
+# it can (bin/bench-tools), runs `go run ./internal/cmd/bench`, and rewrites
 # BENCHMARKS.md. Not part of `make test` or CI.
 #
 # Environment:
@@ -77,7 +77,7 @@ done
 work_args=()
 [ -n "${BENCH_WORK:-}" ] && work_args=(--work "$BENCH_WORK")
 
-PATH="$tools:$PATH" go run ./testdata/bench \
+PATH="$tools:$PATH" go run ./internal/cmd/bench \
   --ferry bin/ferry \
   --out "${BENCH_OUT:-BENCHMARKS.md}" \
   --runs "$runs" --scale "$scale" --w3-mib "$w3" --workloads "$workloads" \

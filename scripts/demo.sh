@@ -26,7 +26,7 @@ start_registry mirror; MIRROR=$(cat "$work/mirror.addr")
 echo "public registry: $PUBLIC   private mirror: $MIRROR"
 
 step "seed the public registry with Porter bundles (cnab-to-oci layout) and Crossplane packages (xpkg); write a mixin feed"
-go run ./testdata/seed --registry "$PUBLIC" --feed-dir "$work/feed" | tee "$work/seed.txt"
+go run ./internal/cmd/seed --registry "$PUBLIC" --feed-dir "$work/feed" | tee "$work/seed.txt"
 # Bundles built with mixins name Porter's public feed; the demo's feed is local.
 export FERRY_MIXIN_FEED=$(awk '$1=="mixin-feed"{print $2}' "$work/seed.txt")
 XP_APP=$(awk '$1=="crossplane-transitive"{print $2}' "$work/seed.txt")

@@ -1,7 +1,7 @@
 // Command seed publishes ferry's standard fixture catalog (see package
 // internal/fixture) to a registry and prints each scenario's root, one per
 // line: "NAME REFERENCE". `make demo` runs it with
-// `go run ./testdata/seed --registry 127.0.0.1:PORT`.
+// `go run ./internal/cmd/seed --registry 127.0.0.1:PORT`.
 package main
 
 import (

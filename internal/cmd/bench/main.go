@@ -2,7 +2,7 @@
 // and the peer copy tools in the same run, on loopback registries, and
 // writes BENCHMARKS.md. `make bench` runs it through scripts/bench.sh:
 //
-//	go run ./testdata/bench --ferry bin/ferry --out BENCHMARKS.md
+//	go run ./internal/cmd/bench --ferry bin/ferry --out BENCHMARKS.md
 //
 // --scale shrinks or grows W1's repositories and W2's packages; --runs sets
 // how many times each timed command runs (the median is reported);

@@ -1,0 +1,78 @@
+package ferry
+
+import (
+	"context"
+
+	"oras.land/oras-go/v2/content/oci"
+
+	"github.com/ferryhq/ferry/client"
+	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/mirrorset"
+	"github.com/ferryhq/ferry/relocate"
+	"github.com/ferryhq/ferry/resolve"
+	"github.com/ferryhq/ferry/verify"
+)
+
+// Extension is a format that carries content beyond the registry packages
+// of the closure (Porter mixin binaries, downloaded from a feed). It owns a
+// section of the lock, which it alone reads and writes, and takes part in
+// every step that moves or checks content.
+type Extension interface {
+	// Name is the format's short name.
+	Name() string
+	// Lock resolves the extension's content for the new lock l, whose
+	// packages are already set, from the inputs and the resolved graph,
+	// and writes its section into l. prev is the previous lock, or nil.
+	Lock(ctx context.Context, run *Run, in *mirrorset.MirrorSet, g *resolve.Graph, l, prev *lock.Lock) error
+	// Prepare fetches and checks everything Transfer will carry for l,
+	// before any package is copied, so that a mismatch fails closed with
+	// nothing written.
+	Prepare(ctx context.Context, run *Run, l *lock.Lock) (Transfer, error)
+	// Import pushes the extension's content of an archive to the mirror,
+	// checking it against the archived lock l, and records the mirror
+	// locations in l.
+	Import(ctx context.Context, run *Run, store *oci.ReadOnlyStore, l *lock.Lock, to relocate.Mapping) ([]Moved, error)
+	// Verify checks the extension's content of l in the mirror (override,
+	// when set, replaces the mirror the lock records) and adds every
+	// problem to rep.
+	Verify(ctx context.Context, run *Run, l *lock.Lock, opts verify.Options, rep *verify.Report) error
+}
+
+// Transfer is an extension's content for one lock, fetched and checked,
+// ready to be pushed to a registry or written into an archive.
+type Transfer interface {
+	// Push pushes the content to the mirror and records its locations in
+	// the lock.
+	Push(ctx context.Context, to relocate.Mapping) ([]Moved, error)
+	// Archive writes the content into an archive's OCI layout.
+	Archive(ctx context.Context, store *oci.Store) error
+}
+
+// Moved reports one item an extension mirrored.
+type Moved struct {
+	// Format is the extension's name.
+	Format string `json:"format"`
+	// Name and Version identify the item ("exec", "v1.2.3").
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Mirror is "REPO@DIGEST" of the item in the mirror.
+	Mirror string `json:"mirror"`
+	// Files counts the files the item carries.
+	Files int `json:"files,omitempty"`
+}
+
+// Run is what an extension needs of the run it takes part in.
+type Run struct {
+	// Client opens registries and carries the HTTP client (TLS, proxy,
+	// timeouts) for downloads.
+	Client *client.Client
+	// Concurrency bounds parallel work.
+	Concurrency int
+	// Update reports whether an item's locked version may change.
+	Update func(name string) bool
+	// Downloads returns the run's download directory, created on first
+	// use and removed by Env.Close, so one run downloads each file once.
+	Downloads func() (string, error)
+	// Warn reports a non-fatal finding.
+	Warn func(msg string)
+}

@@ -1,0 +1,67 @@
+package mirrorset
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ferryhq/ferry/format"
+)
+
+// SectionOwner is a format that owns top-level ferry.yaml keys (`mixins`
+// and `platforms` for Porter mixins, `porter`, `crossplane`).
+type SectionOwner interface {
+	format.Format
+	// Sections lists the keys the format owns.
+	Sections() []string
+	// CheckSections validates the format's keys of m, for errors at load
+	// time that name the key.
+	CheckSections(m *MirrorSet) error
+}
+
+// InputReader is a format that accepts local files as ROOT (porter.yaml,
+// crossplane.yaml).
+type InputReader interface {
+	format.Format
+	// ReadInput returns the MirrorSet the file at path describes, or
+	// false when the file is not one of the format's (by its name, else by
+	// its content). settings carries the format's sections given by flags
+	// or a ferry.yaml (crossplane's defaultRegistry), and may be empty.
+	ReadInput(path string, data []byte, settings *MirrorSet) (*MirrorSet, bool, error)
+}
+
+// CheckSections checks that every top-level key of m is owned by one of
+// formats, and lets each owner validate its keys.
+func (m *MirrorSet) CheckSections(formats []format.Format) error {
+	owned := map[string]bool{}
+	var known []string
+	for _, f := range formats {
+		o, ok := f.(SectionOwner)
+		if !ok {
+			continue
+		}
+		for _, k := range o.Sections() {
+			owned[k] = true
+			known = append(known, k)
+		}
+	}
+	var unknown []string
+	for k := range m.Sections {
+		if !owned[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		sort.Strings(known)
+		return fmt.Errorf("unknown key %s: a ferry.yaml has apiVersion, kind, packages, replace, use, mirror and %s", strings.Join(unknown, ", "), strings.Join(known, ", "))
+	}
+	for _, f := range formats {
+		if o, ok := f.(SectionOwner); ok {
+			if err := o.CheckSections(m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
