@@ -15,6 +15,7 @@ import (
 
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/install"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/resolve"
@@ -23,23 +24,27 @@ import (
 // Env is what every step needs: a registry client, the package formats and
 // a concurrency bound.
 type Env struct {
-	Client      *client.Client
-	Formats     []format.Reader
+	Client *client.Client
+	// Formats are the package formats, as registered in package formats.
+	Formats     []format.Format
 	Concurrency int
+	// Warn reports non-fatal findings; nil drops them.
+	Warn func(msg string)
 
 	mu        sync.Mutex
-	downloads string // the run's mixin binaries, see mixinDir
+	downloads string // the run's downloads, see Run.Downloads
 }
 
-// mixinDir returns the run's directory for mixin binaries. Locking and
-// mirroring share it, so a binary is downloaded once per run.
-func (e *Env) mixinDir() (string, error) {
+// downloadDir returns the run's directory for downloaded files (mixin
+// binaries). Locking and mirroring share it, so a file is downloaded once
+// per run.
+func (e *Env) downloadDir() (string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.downloads == "" {
-		dir, err := os.MkdirTemp("", "ferry-mixins-")
+		dir, err := os.MkdirTemp("", "ferry-downloads-")
 		if err != nil {
-			return "", fmt.Errorf("mixins: %w", err)
+			return "", fmt.Errorf("downloads: %w", err)
 		}
 		e.downloads = dir
 	}
@@ -58,15 +63,88 @@ func (e *Env) Close() error {
 	return err
 }
 
+// Run returns what an extension needs of this run; update selects the
+// items whose locked version may change.
+func (e *Env) Run(update Update) *Run {
+	warn := e.Warn
+	if warn == nil {
+		warn = func(string) {}
+	}
+	return &Run{Client: e.Client, Concurrency: e.Concurrency, Update: update.Selects, Downloads: e.downloadDir, Warn: warn}
+}
+
+// Extensions returns the formats that carry content beyond packages.
+func (e *Env) Extensions() []Extension {
+	var out []Extension
+	for _, f := range e.Formats {
+		if x, ok := f.(Extension); ok {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Configurable is a format whose rules take settings from the inputs
+// (ferry.yaml `porter: {versionStrategy}`, `crossplane:
+// {defaultRegistry}`).
+type Configurable interface {
+	format.Format
+	// Configure returns the format set up for ms.
+	Configure(ms *mirrorset.MirrorSet) (format.Format, error)
+}
+
+// configured returns the formats set up for ms.
+func (e *Env) configured(ms *mirrorset.MirrorSet) ([]format.Format, error) {
+	out := make([]format.Format, 0, len(e.Formats))
+	for _, f := range e.Formats {
+		if c, ok := f.(Configurable); ok {
+			cf, err := c.Configure(ms)
+			if err != nil {
+				return nil, err
+			}
+			f = cf
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// Writers returns the formats that write files of their own into an
+// install directory, set up for ms (the lock's inputs; nil when they are
+// not here).
+func (e *Env) Writers(ms *mirrorset.MirrorSet) ([]install.Writer, error) {
+	if ms == nil {
+		ms = &mirrorset.MirrorSet{}
+	}
+	fs, err := e.configured(ms)
+	if err != nil {
+		return nil, err
+	}
+	var out []install.Writer
+	for _, f := range fs {
+		if w, ok := f.(install.Writer); ok {
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
+
 // Resolve resolves a MirrorSet. Versions locked in prev are kept while
 // they satisfy every constraint, except for the sources update selects.
 func (e *Env) Resolve(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.Lock, update Update) (*resolve.Graph, error) {
+	formats, err := e.configured(ms)
+	if err != nil {
+		return nil, err
+	}
 	opts := resolve.Options{
 		Registry:    e.Client,
-		Formats:     e.Formats,
+		Formats:     formats,
 		Concurrency: e.Concurrency,
-		Use:         ms.Use,
+		Use:         map[string]resolve.Use{},
 		Replace:     ms.ReplaceMap(),
+	}
+	for k, u := range ms.Use {
+		opts.Use[k] = resolve.Use{Ref: u.Ref, Force: u.Force}
 	}
 	if prev != nil && !update.All {
 		opts.Locked = prev.Locked()
@@ -103,9 +181,9 @@ func (u Update) Selects(source string) bool {
 	return false
 }
 
-// Lock resolves ms and returns the new lock, with the Porter mixins of ms
-// and of the resolved bundles (see LockMixins). Mirror locations recorded in
-// prev are kept for packages whose digest did not change.
+// Lock resolves ms and returns the new lock, with what every extension
+// adds to it (the Porter mixins). Mirror locations recorded in prev are
+// kept for packages whose digest did not change.
 func (e *Env) Lock(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.Lock, update Update) (*lock.Lock, *resolve.Graph, error) {
 	g, err := e.Resolve(ctx, ms, prev, update)
 	if err != nil {
@@ -115,15 +193,16 @@ func (e *Env) Lock(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.Lock
 	if prev != nil {
 		for i := range l.Packages {
 			p := &l.Packages[i]
-			if old := prev.Package(p.Source); old != nil && old.Digest == p.Digest {
+			if old := prev.PackageAt(p.Source, p.Digest); old != nil {
 				p.Mirror = old.Mirror
 			}
 		}
 	}
-	mixins, err := e.LockMixins(ctx, ms, g, prev, update)
-	if err != nil {
-		return nil, nil, err
+	run := e.Run(update)
+	for _, x := range e.Extensions() {
+		if err := x.Lock(ctx, run, ms, g, l, prev); err != nil {
+			return nil, nil, err
+		}
 	}
-	l.Mixins = mixins
 	return l, g, nil
 }

@@ -30,7 +30,7 @@ func RecordInput(l *lock.Lock, inputFile, lockPath string) {
 // Inputs loads the input file a lock was made from. It returns nil, with
 // the path, when the file is gone, and nil with no path when the lock was
 // made from command-line roots.
-func Inputs(l *lock.Lock, lockPath string) (*mirrorset.MirrorSet, string, error) {
+func (e *Env) Inputs(l *lock.Lock, lockPath string) (*mirrorset.MirrorSet, string, error) {
 	if l.Input == "" {
 		return nil, "", nil
 	}
@@ -38,6 +38,6 @@ func Inputs(l *lock.Lock, lockPath string) (*mirrorset.MirrorSet, string, error)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, path, nil
 	}
-	ms, err := mirrorset.LoadFile(path)
+	ms, err := mirrorset.LoadFile(path, e.Formats, nil)
 	return ms, path, err
 }

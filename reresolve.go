@@ -64,11 +64,12 @@ func (e *Env) Reresolve(ctx context.Context, ms *mirrorset.MirrorSet, l *lock.Lo
 // digests maps each source of a lock to its digest, or to what replaces it.
 func digests(l *lock.Lock) map[string]string {
 	m := map[string]string{}
-	for _, p := range l.Packages {
+	for i := range l.Packages {
+		p := &l.Packages[i]
 		if p.ReplacedBy != "" {
 			m[p.Source] = "replaced by " + p.ReplacedBy
 		} else {
-			m[p.Source] = p.Digest
+			m[l.ID(p)] = p.Digest
 		}
 	}
 	return m

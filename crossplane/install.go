@@ -3,6 +3,7 @@ package crossplane
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,6 +26,9 @@ const (
 	// ImageConfigName is the name of the ImageConfig when there is one
 	// source prefix; with several, each is named ImageConfigName-HOST.
 	ImageConfigName = "ferry-mirror"
+	// ImageConfigPullName is the name of the ImageConfig that gives the
+	// mirror's prefixes a pull secret (RenderOptions.PullSecrets).
+	ImageConfigPullName = "ferry-mirror-pull"
 )
 
 // InstallPackage is one package to install from the mirror.
@@ -32,11 +36,12 @@ type InstallPackage struct {
 	// Kind is a format kind (format.KindCrossplaneConfiguration, ...) or a
 	// Crossplane kind ("Configuration", "Provider", "Function").
 	Kind string
-	// Name is the package's name (its meta metadata.name); the object's
-	// metadata.name is derived from it, or from Source when it is empty.
+	// Name is the package's name (its meta metadata.name). It is
+	// informative: the object's metadata.name is ObjectName(Source), the
+	// name Crossplane itself would give it.
 	Name string
 	// Source is the repository the package was resolved from, e.g.
-	// "xpkg.upbound.io/acme/platform".
+	// "xpkg.upbound.io/acme/platform". It names the package object.
 	Source string
 	// Mirror is the repository in the mirror, e.g.
 	// "registry.internal/mirror/acme/platform".
@@ -61,9 +66,14 @@ type (
 		Name   string            `yaml:"name" json:"name"`
 		Labels map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
 	}
+	// localObjectRef is a core/v1 LocalObjectReference.
+	localObjectRef struct {
+		Name string `yaml:"name" json:"name"`
+	}
 	packageSpec struct {
-		Package                  string `yaml:"package" json:"package"`
-		SkipDependencyResolution *bool  `yaml:"skipDependencyResolution,omitempty" json:"skipDependencyResolution,omitempty"`
+		Package                  string           `yaml:"package" json:"package"`
+		PackagePullSecrets       []localObjectRef `yaml:"packagePullSecrets,omitempty" json:"packagePullSecrets,omitempty"`
+		SkipDependencyResolution *bool            `yaml:"skipDependencyResolution,omitempty" json:"skipDependencyResolution,omitempty"`
 	}
 	packageObject struct {
 		APIVersion string      `yaml:"apiVersion" json:"apiVersion"`
@@ -78,9 +88,16 @@ type (
 	imageRewrite struct {
 		Prefix string `yaml:"prefix" json:"prefix"`
 	}
+	registryAuthentication struct {
+		PullSecretRef localObjectRef `yaml:"pullSecretRef" json:"pullSecretRef"`
+	}
+	registryConfig struct {
+		Authentication *registryAuthentication `yaml:"authentication,omitempty" json:"authentication,omitempty"`
+	}
 	imageConfigSpec struct {
-		MatchImages  []imageMatch  `yaml:"matchImages" json:"matchImages"`
-		RewriteImage *imageRewrite `yaml:"rewriteImage,omitempty" json:"rewriteImage,omitempty"`
+		MatchImages  []imageMatch    `yaml:"matchImages" json:"matchImages"`
+		Registry     *registryConfig `yaml:"registry,omitempty" json:"registry,omitempty"`
+		RewriteImage *imageRewrite   `yaml:"rewriteImage,omitempty" json:"rewriteImage,omitempty"`
 	}
 	imageConfig struct {
 		APIVersion string          `yaml:"apiVersion" json:"apiVersion"`
@@ -106,38 +123,64 @@ func crossplaneKind(k string) string {
 	return ""
 }
 
-// RenderInstall renders the files of the `crossplane/` install directory,
-// keyed by file name inside it:
+// RenderOptions are the options of RenderInstallWith.
+type RenderOptions struct {
+	// PullSecrets names Secrets (of type kubernetes.io/dockerconfigjson, in
+	// Crossplane's namespace) holding the mirror's credentials. Each package
+	// object lists them all in spec.packagePullSecrets (pkg.crossplane.io/v1
+	// PackageSpec, crossplane apis/pkg/v1/package_types.go), which
+	// Crossplane uses to fetch the package and gives the runtime's service
+	// account. The first one is also set on an ImageConfig named
+	// ImageConfigPullName, matching every mirror prefix, as
+	// spec.registry.authentication.pullSecretRef (crossplane
+	// apis/pkg/v1beta1/image_config_types.go, RegistryAuthentication: one
+	// secret per ImageConfig), so any other reference to the mirror (a
+	// dependency resolved later, a rewritten reference) is pulled with it.
+	PullSecrets []string
+}
+
+// RenderInstall is RenderInstallWith without options.
+func RenderInstall(pkgs []InstallPackage, prefixes []PrefixRewrite) (map[string][]byte, error) {
+	return RenderInstallWith(pkgs, prefixes, RenderOptions{})
+}
+
+// RenderInstallWith renders the files of the `crossplane/` install
+// directory, keyed by file name inside it:
 //   - "imageconfig.yaml": one ImageConfig (pkg.crossplane.io/v1beta1) per
 //     source prefix, rewriting it to its mirror prefix, so references the
 //     cluster still meets (a dependency, a runtime image) reach the mirror;
+//     and, with pull secrets, one ImageConfig giving the mirror prefixes
+//     the first pull secret;
 //   - "NN-NAME.yaml" for each package, in the given (plan) order, NN
 //     counting from 01: a pkg.crossplane.io/v1 Configuration, Provider or
-//     Function with spec.package pinned to MIRROR@DIGEST and
+//     Function named ObjectName(Source), the name Crossplane's package
+//     manager would give it, with spec.package pinned to MIRROR@DIGEST,
 //     spec.skipDependencyResolution true, since ferry installs every
-//     dependency itself.
+//     dependency itself, and spec.packagePullSecrets from opts.
 //
 // With no prefixes, they are derived with MirrorPrefixes. A mirror prefix
 // that itself starts with its source prefix is an error: Crossplane would
-// rewrite the already mirrored references again.
-func RenderInstall(pkgs []InstallPackage, prefixes []PrefixRewrite) (map[string][]byte, error) {
+// rewrite the already mirrored references again. Two packages whose
+// sources get the same object name (same repository path on two
+// registries) are an error: Crossplane would make them one object too.
+func RenderInstallWith(pkgs []InstallPackage, prefixes []PrefixRewrite, opts RenderOptions) (map[string][]byte, error) {
+	secrets, err := pullSecretRefs(opts.PullSecrets)
+	if err != nil {
+		return nil, err
+	}
 	if prefixes == nil {
 		prefixes = MirrorPrefixes(pkgs)
 	}
 	files := map[string][]byte{}
-	if len(prefixes) > 0 {
-		b, err := renderImageConfigs(prefixes)
-		if err != nil {
-			return nil, err
-		}
-		files[ImageConfigFile] = b
-	}
 	width := max(2, len(strconv.Itoa(len(pkgs))))
-	used := map[string]bool{}
+	owner := map[string]string{}
 	for i, p := range pkgs {
 		kind := crossplaneKind(p.Kind)
 		if kind == "" {
 			return nil, fmt.Errorf("package %d (%s): kind %q is not a Crossplane Configuration, Provider or Function", i+1, p.Source, p.Kind)
+		}
+		if strings.TrimSpace(p.Source) == "" {
+			return nil, fmt.Errorf("package %d (%s): no source repository", i+1, p.Mirror)
 		}
 		if p.Mirror == "" {
 			return nil, fmt.Errorf("package %s: no mirror repository", p.Source)
@@ -149,21 +192,24 @@ func RenderInstall(pkgs []InstallPackage, prefixes []PrefixRewrite) (map[string]
 		if err != nil {
 			return nil, fmt.Errorf("package %s: digest %q: %w", p.Source, p.Digest, err)
 		}
-		base := p.Name
-		if base == "" {
-			base = p.Source[strings.LastIndex(p.Source, "/")+1:]
+		name := ObjectName(p.Source)
+		if name == "" {
+			return nil, fmt.Errorf("package %d: source %q gives no object name: Crossplane names a package by its repository path, which needs lower-case letters or digits", i+1, p.Source)
 		}
-		name := DNSName(base)
-		for n := 2; used[name]; n++ {
-			name = DNSName(base + "-" + strconv.Itoa(n))
+		if prev, ok := owner[name]; ok {
+			return nil, fmt.Errorf("packages %s and %s would both be named %q: Crossplane names a package by its repository path without registry, so it cannot install both", prev, p.Source, name)
 		}
-		used[name] = true
+		owner[name] = p.Source
 		skip := true
 		obj := packageObject{
 			APIVersion: PackageAPIVersion,
 			Kind:       kind,
 			Metadata:   objectMeta{Name: name, Labels: managedBy},
-			Spec:       packageSpec{Package: p.Mirror + "@" + d.String(), SkipDependencyResolution: &skip},
+			Spec: packageSpec{
+				Package:                  p.Mirror + "@" + d.String(),
+				PackagePullSecrets:       secrets,
+				SkipDependencyResolution: &skip,
+			},
 		}
 		b, err := marshalDocs([]any{obj})
 		if err != nil {
@@ -171,11 +217,82 @@ func RenderInstall(pkgs []InstallPackage, prefixes []PrefixRewrite) (map[string]
 		}
 		files[fmt.Sprintf("%0*d-%s.yaml", width, i+1, name)] = b
 	}
+	var pull []string
+	if len(secrets) > 0 {
+		pull = pullPrefixes(pkgs, prefixes)
+	}
+	if len(prefixes) > 0 || len(pull) > 0 {
+		var pullSecret string
+		if len(secrets) > 0 {
+			pullSecret = secrets[0].Name
+		}
+		b, err := renderImageConfigs(prefixes, pull, pullSecret)
+		if err != nil {
+			return nil, err
+		}
+		files[ImageConfigFile] = b
+	}
 	return files, nil
 }
 
-func renderImageConfigs(prefixes []PrefixRewrite) ([]byte, error) {
-	docs := make([]any, 0, len(prefixes))
+// secretName is a DNS-1123 subdomain, the form of a Secret's name.
+var secretName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// pullSecretRefs checks the pull secrets' names and drops repeats.
+func pullSecretRefs(names []string) ([]localObjectRef, error) {
+	var refs []localObjectRef
+	seen := map[string]bool{}
+	for _, n := range names {
+		if len(n) > 253 || !secretName.MatchString(n) {
+			return nil, fmt.Errorf("pull secret %q is not a Secret name: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters", n)
+		}
+		if !seen[n] {
+			seen[n] = true
+			refs = append(refs, localObjectRef{Name: n})
+		}
+	}
+	return refs, nil
+}
+
+// pullPrefixes returns the prefixes the pull-secret ImageConfig matches:
+// every mirror prefix, and the mirror repository of each package no mirror
+// prefix covers, sorted. Crossplane looks the pull secret up by the
+// reference it pulls, after any rewrite (crossplane-runtime
+// pkg/xpkg/client.go, CachedClient.Get: PullSecretFor(ctx, resolvedRef)),
+// so it must match the mirror, not the source.
+func pullPrefixes(pkgs []InstallPackage, prefixes []PrefixRewrite) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, pr := range prefixes {
+		add(pr.Mirror)
+	}
+	for _, p := range pkgs {
+		covered := false
+		for _, pr := range prefixes {
+			if pr.Mirror != "" && strings.HasPrefix(p.Mirror, pr.Mirror) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			add(p.Mirror)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// renderImageConfigs renders one rewriting ImageConfig per prefix and,
+// when pull is not empty, one ImageConfig giving the pull prefixes
+// pullSecret.
+func renderImageConfigs(prefixes []PrefixRewrite, pull []string, pullSecret string) ([]byte, error) {
+	docs := make([]any, 0, len(prefixes)+1)
 	used := map[string]bool{}
 	sources := map[string]string{}
 	for _, pr := range prefixes {
@@ -204,6 +321,25 @@ func renderImageConfigs(prefixes []PrefixRewrite) ([]byte, error) {
 			Spec: imageConfigSpec{
 				MatchImages:  []imageMatch{{Type: "Prefix", Prefix: pr.Source}},
 				RewriteImage: &imageRewrite{Prefix: pr.Mirror},
+			},
+		})
+	}
+	if len(pull) > 0 {
+		name := ImageConfigPullName
+		for n := 2; used[name]; n++ {
+			name = DNSName(ImageConfigPullName + "-" + strconv.Itoa(n))
+		}
+		match := make([]imageMatch, len(pull))
+		for i, p := range pull {
+			match[i] = imageMatch{Type: "Prefix", Prefix: p}
+		}
+		docs = append(docs, imageConfig{
+			APIVersion: ImageConfigAPIVersion,
+			Kind:       "ImageConfig",
+			Metadata:   objectMeta{Name: name, Labels: managedBy},
+			Spec: imageConfigSpec{
+				MatchImages: match,
+				Registry:    &registryConfig{Authentication: &registryAuthentication{PullSecretRef: localObjectRef{Name: pullSecret}}},
 			},
 		})
 	}

@@ -30,12 +30,16 @@ type (
 		Annotations map[string]string `yaml:"annotations,omitempty"`
 	}
 	upPackageSpec struct {
-		Package                     string  `yaml:"package"`
-		RevisionActivationPolicy    *string `yaml:"revisionActivationPolicy,omitempty"`
-		RevisionHistoryLimit        *int64  `yaml:"revisionHistoryLimit,omitempty"`
-		PackagePullPolicy           *string `yaml:"packagePullPolicy,omitempty"`
-		IgnoreCrossplaneConstraints *bool   `yaml:"ignoreCrossplaneConstraints,omitempty"`
-		SkipDependencyResolution    *bool   `yaml:"skipDependencyResolution,omitempty"`
+		Package                     string                   `yaml:"package"`
+		RevisionActivationPolicy    *string                  `yaml:"revisionActivationPolicy,omitempty"`
+		RevisionHistoryLimit        *int64                   `yaml:"revisionHistoryLimit,omitempty"`
+		PackagePullPolicy           *string                  `yaml:"packagePullPolicy,omitempty"`
+		IgnoreCrossplaneConstraints *bool                    `yaml:"ignoreCrossplaneConstraints,omitempty"`
+		SkipDependencyResolution    *bool                    `yaml:"skipDependencyResolution,omitempty"`
+		PackagePullSecrets          []upLocalObjectReference `yaml:"packagePullSecrets,omitempty"`
+	}
+	upLocalObjectReference struct {
+		Name string `yaml:"name"`
 	}
 	upPackage struct {
 		upTypeMeta `yaml:",inline"`
@@ -50,7 +54,12 @@ type (
 		upTypeMeta `yaml:",inline"`
 		Metadata   upObjectMeta `yaml:"metadata"`
 		Spec       struct {
-			MatchImages  []upImageMatch `yaml:"matchImages"`
+			MatchImages []upImageMatch `yaml:"matchImages"`
+			Registry    *struct {
+				Authentication *struct {
+					PullSecretRef upLocalObjectReference `yaml:"pullSecretRef"`
+				} `yaml:"authentication,omitempty"`
+			} `yaml:"registry,omitempty"`
 			RewriteImage *struct {
 				Prefix string `yaml:"prefix"`
 			} `yaml:"rewriteImage,omitempty"`
@@ -107,13 +116,13 @@ func TestRenderInstall(t *testing.T) {
 			wantIC:  []PrefixRewrite{{Source: "xpkg.upbound.io/", Mirror: "registry.internal/mirror/"}},
 			wantIDs: []string{"ferry-mirror"},
 			want: []pkgWant{
-				{"01-provider-nop.yaml", "Provider", "provider-nop", "registry.internal/mirror/crossplane-contrib/provider-nop@" + dgA},
-				{"02-function-patch-and-transform.yaml", "Function", "function-patch-and-transform", "registry.internal/mirror/crossplane-contrib/function-patch-and-transform@" + dgB},
-				{"03-platform-ref-aws.yaml", "Configuration", "platform-ref-aws", "registry.internal/mirror/acme/platform@" + dgC},
+				{"01-crossplane-contrib-provider-nop.yaml", "Provider", "crossplane-contrib-provider-nop", "registry.internal/mirror/crossplane-contrib/provider-nop@" + dgA},
+				{"02-crossplane-contrib-function-patch-and-transform.yaml", "Function", "crossplane-contrib-function-patch-and-transform", "registry.internal/mirror/crossplane-contrib/function-patch-and-transform@" + dgB},
+				{"03-acme-platform.yaml", "Configuration", "acme-platform", "registry.internal/mirror/acme/platform@" + dgC},
 			},
 		},
 		{
-			name: "two source registries, crossplane kinds, duplicate and missing names",
+			name: "two source registries, crossplane kinds, same and missing meta names",
 			pkgs: []InstallPackage{
 				{Kind: KindProvider, Name: "provider-x", Source: "ghcr.io/old-org/provider-x", Mirror: "127.0.0.1:5000/m/old-org/provider-x", Digest: dgA},
 				{Kind: KindProvider, Name: "provider-x", Source: "xpkg.upbound.io/new-org/provider-x", Mirror: "127.0.0.1:5000/m/new-org/provider-x", Digest: dgB},
@@ -125,9 +134,9 @@ func TestRenderInstall(t *testing.T) {
 			},
 			wantIDs: []string{"ferry-mirror-ghcr-io", "ferry-mirror-xpkg-upbound-io"},
 			want: []pkgWant{
-				{"01-provider-x.yaml", "Provider", "provider-x", "127.0.0.1:5000/m/old-org/provider-x@" + dgA},
-				{"02-provider-x-2.yaml", "Provider", "provider-x-2", "127.0.0.1:5000/m/new-org/provider-x@" + dgB},
-				{"03-app.yaml", "Configuration", "app", "127.0.0.1:5000/m/acme/app@" + dgC},
+				{"01-old-org-provider-x.yaml", "Provider", "old-org-provider-x", "127.0.0.1:5000/m/old-org/provider-x@" + dgA},
+				{"02-new-org-provider-x.yaml", "Provider", "new-org-provider-x", "127.0.0.1:5000/m/new-org/provider-x@" + dgB},
+				{"03-acme-app.yaml", "Configuration", "acme-app", "127.0.0.1:5000/m/acme/app@" + dgC},
 			},
 		},
 		{
@@ -138,7 +147,7 @@ func TestRenderInstall(t *testing.T) {
 			prefixes: []PrefixRewrite{{Source: "xpkg.upbound.io/acme/fn", Mirror: "registry.internal/flat/fn"}},
 			wantIC:   []PrefixRewrite{{Source: "xpkg.upbound.io/acme/fn", Mirror: "registry.internal/flat/fn"}},
 			wantIDs:  []string{"ferry-mirror"},
-			want:     []pkgWant{{"01-fn.yaml", "Function", "fn", "registry.internal/flat/fn@" + dgA}},
+			want:     []pkgWant{{"01-acme-fn.yaml", "Function", "acme-fn", "registry.internal/flat/fn@" + dgA}},
 		},
 	}
 	for _, tt := range tests {
@@ -178,6 +187,9 @@ func TestRenderInstall(t *testing.T) {
 				if ic.Spec.RewriteImage == nil || ic.Spec.RewriteImage.Prefix != tt.wantIC[i].Mirror {
 					t.Errorf("ImageConfig %d: rewriteImage %+v, want %q", i, ic.Spec.RewriteImage, tt.wantIC[i].Mirror)
 				}
+				if ic.Spec.Registry != nil {
+					t.Errorf("ImageConfig %d: registry %+v without pull secrets", i, ic.Spec.Registry)
+				}
 			}
 
 			for _, w := range tt.want {
@@ -197,6 +209,9 @@ func TestRenderInstall(t *testing.T) {
 				}
 				if o.Spec.SkipDependencyResolution == nil || !*o.Spec.SkipDependencyResolution {
 					t.Errorf("%s: skipDependencyResolution not true", w.file)
+				}
+				if o.Spec.PackagePullSecrets != nil {
+					t.Errorf("%s: packagePullSecrets %v without pull secrets", w.file, o.Spec.PackagePullSecrets)
 				}
 			}
 
@@ -228,12 +243,154 @@ func TestRenderInstallErrors(t *testing.T) {
 		{"mirror under source prefix", []InstallPackage{ok}, []PrefixRewrite{{Source: "registry.internal/", Mirror: "registry.internal/m/"}}, "rewrite mirrored references again"},
 		{"empty prefix", []InstallPackage{ok}, []PrefixRewrite{{Source: "", Mirror: "registry.internal/m/"}}, "both prefixes"},
 		{"conflicting prefixes", []InstallPackage{ok}, []PrefixRewrite{{Source: "a.io/", Mirror: "m.io/1/"}, {Source: "a.io/", Mirror: "m.io/2/"}}, "rewritten to both"},
+		// Crossplane names a package by its repository path alone: the same
+		// path on two registries is one object.
+		{"same object name", []InstallPackage{ok, {Kind: KindProvider, Name: "p", Source: "ghcr.io/a/p", Mirror: "registry.internal/m2/a/p", Digest: dgB}}, nil,
+			`packages xpkg.upbound.io/a/p and ghcr.io/a/p would both be named "a-p"`},
+		{"no source", with(func(p *InstallPackage) { p.Source = "" }), nil, "no source repository"},
+		{"upper-case source", with(func(p *InstallPackage) { p.Source = "ghcr.io/ACME/P" }), nil, "gives no object name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := RenderInstall(tt.pkgs, tt.prefixes)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRenderInstallPullSecrets(t *testing.T) {
+	nop := InstallPackage{Kind: KindProvider, Name: "provider-nop", Source: "xpkg.crossplane.io/crossplane-contrib/provider-nop", Mirror: "registry.internal/mirror/crossplane-contrib/provider-nop", Digest: dgA}
+	tests := []struct {
+		name     string
+		pkgs     []InstallPackage
+		prefixes []PrefixRewrite
+		secrets  []string
+		files    map[string]string
+	}{
+		{
+			name:    "one secret, derived prefix",
+			pkgs:    []InstallPackage{nop},
+			secrets: []string{"mirror-creds"},
+			files: map[string]string{
+				ImageConfigFile: `apiVersion: pkg.crossplane.io/v1beta1
+kind: ImageConfig
+metadata:
+  name: ferry-mirror
+  labels:
+    app.kubernetes.io/managed-by: ferry
+spec:
+  matchImages:
+    - type: Prefix
+      prefix: xpkg.crossplane.io/
+  rewriteImage:
+    prefix: registry.internal/mirror/
+---
+apiVersion: pkg.crossplane.io/v1beta1
+kind: ImageConfig
+metadata:
+  name: ferry-mirror-pull
+  labels:
+    app.kubernetes.io/managed-by: ferry
+spec:
+  matchImages:
+    - type: Prefix
+      prefix: registry.internal/mirror/
+  registry:
+    authentication:
+      pullSecretRef:
+        name: mirror-creds
+`,
+				"01-crossplane-contrib-provider-nop.yaml": `apiVersion: pkg.crossplane.io/v1
+kind: Provider
+metadata:
+  name: crossplane-contrib-provider-nop
+  labels:
+    app.kubernetes.io/managed-by: ferry
+spec:
+  package: registry.internal/mirror/crossplane-contrib/provider-nop@` + dgA + `
+  packagePullSecrets:
+    - name: mirror-creds
+  skipDependencyResolution: true
+`,
+			},
+		},
+		{
+			// Every secret goes to the package; an ImageConfig holds one, the
+			// first. No rewrite: the pull ImageConfig matches the package's
+			// mirror repository.
+			name:     "two secrets and a repeat, no rewrite",
+			pkgs:     []InstallPackage{nop},
+			prefixes: []PrefixRewrite{},
+			secrets:  []string{"mirror-creds", "other.creds", "mirror-creds"},
+			files: map[string]string{
+				ImageConfigFile: `apiVersion: pkg.crossplane.io/v1beta1
+kind: ImageConfig
+metadata:
+  name: ferry-mirror-pull
+  labels:
+    app.kubernetes.io/managed-by: ferry
+spec:
+  matchImages:
+    - type: Prefix
+      prefix: registry.internal/mirror/crossplane-contrib/provider-nop
+  registry:
+    authentication:
+      pullSecretRef:
+        name: mirror-creds
+`,
+				"01-crossplane-contrib-provider-nop.yaml": `apiVersion: pkg.crossplane.io/v1
+kind: Provider
+metadata:
+  name: crossplane-contrib-provider-nop
+  labels:
+    app.kubernetes.io/managed-by: ferry
+spec:
+  package: registry.internal/mirror/crossplane-contrib/provider-nop@` + dgA + `
+  packagePullSecrets:
+    - name: mirror-creds
+    - name: other.creds
+  skipDependencyResolution: true
+`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files, err := RenderInstallWith(tt.pkgs, tt.prefixes, RenderOptions{PullSecrets: tt.secrets})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for n, b := range files {
+				got[n] = string(b)
+			}
+			if !reflect.DeepEqual(got, tt.files) {
+				t.Errorf("files:\n%v\nwant:\n%v", got, tt.files)
+			}
+			// Strict decoding against upstream's shapes.
+			for _, ic := range decodeAll[upImageConfig](t, files[ImageConfigFile]) {
+				if ic.Metadata.Name == ImageConfigPullName && (ic.Spec.Registry == nil || ic.Spec.Registry.Authentication == nil || ic.Spec.Registry.Authentication.PullSecretRef.Name != tt.secrets[0]) {
+					t.Errorf("pull ImageConfig %+v", ic.Spec)
+				}
+			}
+			for n := range files {
+				if n != ImageConfigFile {
+					decodeAll[upPackage](t, files[n])
+				}
+			}
+		})
+	}
+}
+
+func TestRenderInstallPullSecretErrors(t *testing.T) {
+	ok := InstallPackage{Kind: KindProvider, Name: "p", Source: "xpkg.upbound.io/a/p", Mirror: "registry.internal/m/a/p", Digest: dgA}
+	for _, bad := range []string{"", "Creds", "creds_1", "-creds", strings.Repeat("a", 254)} {
+		t.Run(bad, func(t *testing.T) {
+			_, err := RenderInstallWith([]InstallPackage{ok}, nil, RenderOptions{PullSecrets: []string{bad}})
+			if err == nil || !strings.Contains(err.Error(), "is not a Secret name") {
+				t.Errorf("error %v, want one naming a bad Secret name", err)
 			}
 		})
 	}

@@ -20,6 +20,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/relocate"
 	"github.com/ferryhq/ferry/signature"
@@ -57,6 +58,20 @@ type Options struct {
 	// be the lock installed. Otherwise Install refuses (exit code 3).
 	LockKey  *signature.PublicKey
 	LockFile string
+	// Writers are the formats that write files of their own into the
+	// install directory (Crossplane manifests).
+	Writers []Writer
+}
+
+// Writer is a format that writes files of its own into an install
+// directory: Crossplane's package manifests and ImageConfig.
+type Writer interface {
+	format.Format
+	// WriteInstall writes, under dir (the staged install directory,
+	// renamed into place once everything is written), what the format's
+	// packages of plan need. It writes through WriteFile, which keeps
+	// every path inside dir.
+	WriteInstall(dir string, l *lock.Lock, plan *Plan) error
 }
 
 // Plan is the content of plan.json: the packages in install order.
@@ -114,7 +129,7 @@ func Install(ctx context.Context, l *lock.Lock, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	for _, st := range plan.Steps {
-		if err := fetchStep(ctx, l.Package(st.Source), st, store, opts); err != nil {
+		if err := fetchStep(ctx, l.PackageAt(st.Source, st.Digest), st, store, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -124,8 +139,10 @@ func Install(ctx context.Context, l *lock.Lock, opts Options) (*Plan, error) {
 	if err := writeJSON(filepath.Join(tmp, RelocationFile), relocation); err != nil {
 		return nil, err
 	}
-	if err := writeCrossplane(tmp, l, plan); err != nil {
-		return nil, err
+	for _, w := range opts.Writers {
+		if err := w.WriteInstall(tmp, l, plan); err != nil {
+			return nil, fmt.Errorf("%s: %w", w.Name(), err)
+		}
 	}
 	if opts.Extra != nil {
 		if err := opts.Extra(ctx, tmp, plan); err != nil {
@@ -212,17 +229,19 @@ func build(l *lock.Lock, mirror *relocate.Mapping) (*Plan, map[string]string, er
 		if repo == "" {
 			return nil, nil, exitcode.BadInput("package %s has no mirror in the lock: run ferry mirror first, or pass --mirror", p.Source)
 		}
-		mirrorOf[p.Source] = repo + "@" + p.Digest
+		mirrorOf[p.Source+"@"+p.Digest] = repo + "@" + p.Digest
 	}
 	for i, rp := range order {
-		p := l.Package(rp.Source)
+		p := l.PackageAt(rp.Source, rp.Descriptor.Digest.String())
 		repo := mirrorRepo(p, mirror)
 		st := Step{Order: i + 1, Source: p.Source, Kind: p.Kind, Version: p.Version, Digest: p.Digest, Mirror: repo + "@" + p.Digest}
 		for _, d := range p.Dependencies {
 			target, _, _ := strings.Cut(d.Resolved, "@")
-			st.Dependencies = append(st.Dependencies, target)
+			if d.Role == "" {
+				st.Dependencies = append(st.Dependencies, target)
+			}
 			if d.Ref != "" {
-				relocation[d.Ref] = mirrorOf[target]
+				relocation[d.Ref] = mirrorOf[d.Resolved]
 			}
 		}
 		plan.Steps = append(plan.Steps, st)

@@ -165,7 +165,7 @@ func FromGraph(g *resolve.Graph, inputs string) *Lock {
 		}
 		for _, e := range p.Dependencies {
 			lp.Dependencies = append(lp.Dependencies, Dependency{
-				Name: e.Name, Ref: e.Ref, Constraint: e.Constraint, Resolved: g.Resolved(e), After: e.After,
+				Name: e.Name, Ref: e.Ref, Constraint: e.Constraint, Resolved: g.Resolved(e), After: e.After, Role: e.Role, Use: e.Use,
 			})
 		}
 		l.Packages = append(l.Packages, lp)
@@ -346,13 +346,39 @@ func (l *Lock) Resolved() []*Package {
 	return out
 }
 
-// Locked returns the locked versions, for keeping them on the next resolve.
-func (l *Lock) Locked() map[string]resolve.Locked {
-	out := map[string]resolve.Locked{}
+// Locked returns the locked versions of each source, for keeping them on
+// the next resolve.
+func (l *Lock) Locked() map[string][]resolve.Locked {
+	out := map[string][]resolve.Locked{}
 	for _, p := range l.Resolved() {
-		out[p.Source] = resolve.Locked{Version: p.Version, Digest: digest.Digest(p.Digest)}
+		out[p.Source] = append(out[p.Source], resolve.Locked{Version: p.Version, Digest: digest.Digest(p.Digest)})
 	}
 	return out
+}
+
+// PackageAt returns the locked package of source at digest d, or nil.
+func (l *Lock) PackageAt(source, d string) *Package {
+	for i := range l.Packages {
+		if l.Packages[i].Source == source && l.Packages[i].Digest == d {
+			return &l.Packages[i]
+		}
+	}
+	return nil
+}
+
+// ID returns the package's ID in the lock's graph: its source, or
+// SOURCE@DIGEST when the lock holds several versions of the source.
+func (l *Lock) ID(p *Package) string {
+	n := 0
+	for i := range l.Packages {
+		if l.Packages[i].Source == p.Source && l.Packages[i].ReplacedBy == "" {
+			n++
+		}
+	}
+	if n > 1 {
+		return p.Source + "@" + p.Digest
+	}
+	return p.Source
 }
 
 // Descriptor returns the package's root manifest descriptor.
@@ -370,20 +396,23 @@ func (l *Lock) Graph() *resolve.Graph {
 			continue
 		}
 		rp := &resolve.Package{
-			Source: p.Source, Ref: p.Ref, Kind: p.Kind, Version: p.Version,
+			ID: l.ID(&p), Source: p.Source, Ref: p.Ref, Kind: p.Kind, Version: p.Version,
 			Descriptor: p.Descriptor(), Replaces: p.Replaces,
 			Meta: &format.Metadata{Kind: p.Kind, Crossplane: p.Attributes["crossplane"]},
 		}
 		for _, d := range p.Dependencies {
-			target, _, _ := strings.Cut(d.Resolved, "@")
-			rp.Dependencies = append(rp.Dependencies, resolve.Edge{Name: d.Name, Ref: d.Ref, Constraint: d.Constraint, Target: target, After: d.After})
+			target, dg, _ := strings.Cut(d.Resolved, "@")
+			if t := l.PackageAt(target, dg); t != nil {
+				target = l.ID(t)
+			}
+			rp.Dependencies = append(rp.Dependencies, resolve.Edge{Name: d.Name, Ref: d.Ref, Constraint: d.Constraint, Target: target, After: d.After, Role: d.Role, Use: d.Use})
 		}
 		for _, im := range p.Images {
 			rp.Meta.Images = append(rp.Meta.Images, format.Image{Name: im.Name, Ref: im.Ref, Descriptor: ocispec.Descriptor{
 				MediaType: im.MediaType, Digest: digest.Digest(im.Digest), Size: im.Size,
 			}})
 		}
-		g.Packages[p.Source] = rp
+		g.Packages[rp.ID] = rp
 	}
 	return g
 }

@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/resolve"
 )
@@ -126,8 +127,9 @@ type Mirror struct {
 	To string `yaml:"to,omitempty" json:"to,omitempty"`
 }
 
-// Load reads and validates a ferry.yaml. Errors exit with code 2.
-func Load(path string) (*MirrorSet, error) {
+// Load reads and validates a ferry.yaml, whose format-owned keys formats
+// check. Errors exit with code 2.
+func Load(path string, formats []format.Format) (*MirrorSet, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -136,6 +138,9 @@ func Load(path string) (*MirrorSet, error) {
 		return nil, exitcode.BadInput("reading %s: %w", path, err)
 	}
 	m, err := Parse(data)
+	if err == nil {
+		err = m.CheckSections(formats)
+	}
 	if err != nil {
 		return nil, exitcode.BadInput("%s: %w", path, err)
 	}
@@ -288,12 +293,33 @@ func sortKey(v any) string {
 }
 
 // FromArgs returns the MirrorSet named by command-line ROOTs: OCI
-// references, or one input file (ferry.yaml or porter.yaml, see fileKind);
-// with none, ferry.yaml in the working directory. It also returns the file
-// the inputs came from, if any.
-func FromArgs(args []string, version string) (*MirrorSet, string, error) {
+// references, or one input file (a ferry.yaml, or a file one of formats
+// accepts, see LoadFile); with none, ferry.yaml in the working directory.
+// It also returns the file the inputs came from, if any. settings carries
+// format sections given by flags (it may be nil); they are merged into the
+// result, over what the file says.
+func FromArgs(args []string, version string, formats []format.Format, settings *MirrorSet) (*MirrorSet, string, error) {
+	m, file, err := fromArgs(args, version, formats, settings)
+	if err != nil {
+		return nil, "", err
+	}
+	if settings != nil {
+		for k, v := range settings.Sections {
+			if m.Sections == nil {
+				m.Sections = map[string]yaml.Node{}
+			}
+			m.Sections[k] = v
+		}
+		if err := m.CheckSections(formats); err != nil {
+			return nil, "", exitcode.BadInput("%w", err)
+		}
+	}
+	return m, file, nil
+}
+
+func fromArgs(args []string, version string, formats []format.Format, settings *MirrorSet) (*MirrorSet, string, error) {
 	if len(args) == 0 {
-		m, err := Load(DefaultFile)
+		m, err := Load(DefaultFile, formats)
 		return m, DefaultFile, err
 	}
 	var refs []string
@@ -315,7 +341,7 @@ func FromArgs(args []string, version string) (*MirrorSet, string, error) {
 	if len(refs) > 0 {
 		return nil, "", exitcode.BadInput("give either references or an input file (%s), not both", file)
 	}
-	m, err := LoadFile(file)
+	m, err := LoadFile(file, formats, settings)
 	return m, file, err
 }
 

@@ -15,7 +15,7 @@ import (
 
 // InstallPorterHome installs the mixin of locked into porterHome from its
 // artifact in src (the mirror repository PREFIX/porter-mixins/NAME), with
-// no access to the feed:
+// no access to the feed, in the layout Porter reads today:
 //
 //	mixins/NAME/NAME[.exe]               the client for goos/goarch
 //	mixins/NAME/runtimes/NAME-runtime    the linux/amd64 runtime
@@ -30,6 +30,39 @@ func InstallPorterHome(ctx context.Context, src oras.ReadOnlyTarget, locked *Loc
 	if err := locked.Validate(); err != nil {
 		return exitcode.With(exitcode.Usage, err)
 	}
+	return installBinaries(ctx, src, locked, porterHome, []string{"mixins", locked.Name}, locked.Name+"-runtime", goos, goarch)
+}
+
+// InstallVersioned installs the mixin of locked into porterHome's
+// versioned mixin cache, the layout of Porter's "Mixin Versioning"
+// proposal (getporter/proposals pep/002-mixin-versioning.md, "Mixin
+// Cache"), which holds several versions of one mixin, and the same
+// version from several sources, side by side:
+//
+//	mixins/SOURCE/NAME/VERSION/NAME[.exe]                   the client
+//	mixins/SOURCE/NAME/VERSION/runtimes/NAME-linux-amd64    the runtime
+//
+// SOURCE is SourceDir(locked). The binaries are read and checked as by
+// InstallPorterHome. It returns the version's directory relative to
+// porterHome, as path elements.
+func InstallVersioned(ctx context.Context, src oras.ReadOnlyTarget, locked *Locked, porterHome, goos, goarch string) ([]string, error) {
+	if err := locked.Validate(); err != nil {
+		return nil, exitcode.With(exitcode.Usage, err)
+	}
+	rel, err := VersionDir(locked)
+	if err != nil {
+		return nil, exitcode.With(exitcode.Usage, err)
+	}
+	if err := installBinaries(ctx, src, locked, porterHome, rel, BinaryName(locked.Name, RuntimeOS, RuntimeArch), goos, goarch); err != nil {
+		return nil, err
+	}
+	return rel, nil
+}
+
+// installBinaries writes locked's client for goos/goarch as
+// porterHome/REL/NAME[.exe] and its runtime as
+// porterHome/REL/runtimes/RUNTIMEFILE.
+func installBinaries(ctx context.Context, src oras.ReadOnlyTarget, locked *Locked, porterHome string, rel []string, runtimeFile, goos, goarch string) error {
 	name := locked.Name
 	what := "mixin " + name + " " + locked.Version
 	clientKey := BinaryName(name, goos, goarch)
@@ -47,7 +80,7 @@ func InstallPorterHome(ctx context.Context, src oras.ReadOnlyTarget, locked *Loc
 	if goos == "windows" {
 		clientFile += ".exe"
 	}
-	mixinDir, err := SafeJoin(porterHome, "mixins", name)
+	mixinDir, err := SafeJoin(porterHome, rel...)
 	if err != nil {
 		return exitcode.With(exitcode.Usage, fmt.Errorf("%s: %w", what, err))
 	}
@@ -55,7 +88,7 @@ func InstallPorterHome(ctx context.Context, src oras.ReadOnlyTarget, locked *Loc
 	if err != nil {
 		return exitcode.With(exitcode.Usage, fmt.Errorf("%s: %w", what, err))
 	}
-	runtimePath, err := SafeJoin(mixinDir, "runtimes", name+"-runtime")
+	runtimePath, err := SafeJoin(mixinDir, "runtimes", runtimeFile)
 	if err != nil {
 		return exitcode.With(exitcode.Usage, fmt.Errorf("%s: %w", what, err))
 	}

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/opencontainers/go-digest"
+
 	"github.com/ferryhq/ferry/format"
 )
 
@@ -44,6 +46,15 @@ type Bundle struct {
 	Images map[string]Image `json:"images,omitempty"`
 	// Custom holds the custom extensions, raw.
 	Custom map[string]json.RawMessage `json:"custom,omitempty"`
+	// Parameters is the `parameters` section, raw: parameters by name,
+	// each naming its definition. Read it with Declarations.
+	Parameters json.RawMessage `json:"parameters,omitempty"`
+	// Credentials is the `credentials` section, raw.
+	Credentials json.RawMessage `json:"credentials,omitempty"`
+	// Outputs is the `outputs` section, raw.
+	Outputs json.RawMessage `json:"outputs,omitempty"`
+	// Definitions is the `definitions` section, raw: JSON schemas by name.
+	Definitions json.RawMessage `json:"definitions,omitempty"`
 }
 
 // Image is an invocation or component image in bundle.json.
@@ -126,17 +137,26 @@ type depsV2 struct {
 }
 
 type depV2 struct {
-	Bundle      string          `json:"bundle"`
-	Version     string          `json:"version"`
-	Interface   json.RawMessage `json:"interface"`
-	Sharing     *sharingV2      `json:"sharing"`
-	Parameters  map[string]any  `json:"parameters"`
-	Credentials map[string]any  `json:"credentials"`
-	Outputs     map[string]any  `json:"outputs"`
+	Bundle      string         `json:"bundle"`
+	Version     string         `json:"version"`
+	Interface   *interfaceV2   `json:"interface"`
+	Sharing     *sharingV2     `json:"sharing"`
+	Parameters  map[string]any `json:"parameters"`
+	Credentials map[string]any `json:"credentials"`
+	Outputs     map[string]any `json:"outputs"`
+}
+
+// interfaceV2 is a v2 dependency's interface: getporter/porter
+// pkg/cnab/extensions/dependencies/v2/types.go DependencyInterface.
+type interfaceV2 struct {
+	ID        string          `json:"id"`
+	Reference string          `json:"reference"`
+	Document  json.RawMessage `json:"document"`
 }
 
 // sharingV2 is a v2 dependency's sharing section. Mode is a bool in
-// Porter's code and "none"|"group" in its proposal.
+// Porter's code (pkg/cnab/extensions/dependencies/v2/types.go
+// SharingCriteria) and "none"|"group" in PEP003.
 type sharingV2 struct {
 	Mode  json.RawMessage `json:"mode"`
 	Group *struct {
@@ -236,12 +256,18 @@ func (b *Bundle) dependenciesV2() ([]format.Dependency, error) {
 	deps := make([]format.Dependency, 0, len(names))
 	for _, name := range names {
 		r := d.Requires[name]
-		if err := r.Sharing.validate(); err != nil {
+		group, err := r.Sharing.group()
+		if err != nil {
 			return nil, fmt.Errorf("bundle.json: custom.%s: dependency %q: %w", CustomDependenciesV2, name, err)
 		}
-		dep := format.Dependency{Name: name, Ref: strings.TrimSpace(r.Bundle), Constraint: strings.TrimSpace(r.Version)}
+		dep := format.Dependency{Name: name, Ref: strings.TrimSpace(r.Bundle), Constraint: strings.TrimSpace(r.Version), SharingGroup: group}
+		if r.Interface != nil {
+			if err := b.readInterface(&dep, r.Interface); err != nil {
+				return nil, fmt.Errorf("bundle.json: custom.%s: dependency %q: %w", CustomDependenciesV2, name, err)
+			}
+		}
 		if dep.Ref == "" {
-			if len(r.Interface) == 0 || string(r.Interface) == "null" {
+			if r.Interface == nil {
 				return nil, fmt.Errorf("bundle.json: custom.%s: dependency %q has neither a bundle reference nor an interface", CustomDependenciesV2, name)
 			}
 			dep.Interface = true
@@ -252,28 +278,151 @@ func (b *Bundle) dependenciesV2() ([]format.Dependency, error) {
 	return deps, nil
 }
 
-// validate checks that sharing.mode is a bool or one of the proposal's
-// strings.
-func (s *sharingV2) validate() error {
-	if s == nil || len(s.Mode) == 0 {
-		return nil
+// readInterface fills in dep's InterfaceRef (as written) and
+// InterfaceDocument from a v2 interface. Porter refuses an interface with
+// both a reference and a document (getporter/porter
+// pkg/porter/dependency_interface_resolver.go
+// errInterfaceReferenceAndDocument; pkg/manifest/manifest.go
+// Dependency.Validate), and so does ferry. An empty document, which Porter
+// writes whenever an interface is declared, counts as none (Porter's
+// DependencyInterfaceDocument.IsEmpty).
+func (b *Bundle) readInterface(dep *format.Dependency, iface *interfaceV2) error {
+	dep.InterfaceRef = strings.TrimSpace(iface.Reference)
+	doc, err := b.interfaceDocument(iface.Document)
+	if err != nil {
+		return err
+	}
+	if dep.InterfaceRef != "" && doc != nil {
+		return errors.New("interface declares both a reference and a document; only one may be set")
+	}
+	dep.InterfaceDocument = doc
+	return nil
+}
+
+// interfaceDocument returns an interface document as JSON, nil when it is
+// empty. Porter's bundle.json document names definitions that live in the
+// parent bundle's `definitions` (pkg/cnab/config-adapter/adapter.go
+// generateDependenciesV2 adds them there), so the ones it names are copied
+// into the returned document's own "definitions" member, making it
+// self-contained for InterfaceFromDocument. The document is otherwise
+// returned as written.
+func (b *Bundle) interfaceDocument(raw json.RawMessage) ([]byte, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("interface.document: %w", err)
+	}
+	empty := true
+	for _, k := range []string{"parameters", "credentials", "outputs"} {
+		if v := bytes.TrimSpace(doc[k]); !isNull(v) && string(v) != "{}" && string(v) != "[]" {
+			empty = false
+		}
+	}
+	if empty {
+		return nil, nil
+	}
+	// Check the document reads, and find the definitions it names.
+	own, err := definitions(doc["definitions"])
+	if err != nil {
+		return nil, fmt.Errorf("interface.document: %w", err)
+	}
+	parent, err := definitions(b.Definitions)
+	if err != nil {
+		return nil, fmt.Errorf("bundle.json: %w", err)
+	}
+	added := false
+	for _, k := range []string{"parameters", "outputs"} {
+		var m map[string]struct {
+			Definition string `json:"definition"`
+		}
+		if json.Unmarshal(doc[k], &m) != nil {
+			continue // a list (porter.yaml shape) or malformed: checked below
+		}
+		for _, e := range m {
+			if _, ok := own[e.Definition]; ok || e.Definition == "" {
+				continue
+			}
+			if def, ok := parent[e.Definition]; ok {
+				if own == nil {
+					own = map[string]json.RawMessage{}
+				}
+				own[e.Definition] = def
+				added = true
+			}
+		}
+	}
+	out := []byte(raw)
+	if added {
+		defs, err := json.Marshal(own)
+		if err != nil {
+			return nil, fmt.Errorf("interface.document: %w", err)
+		}
+		doc["definitions"] = defs
+		if out, err = json.Marshal(doc); err != nil {
+			return nil, fmt.Errorf("interface.document: %w", err)
+		}
+	}
+	if _, err := InterfaceFromDocument(out); err != nil {
+		return nil, fmt.Errorf("interface.document: %w", err)
+	}
+	return out, nil
+}
+
+// group returns the sharing group of a dependency, "" when it is not
+// shared. Porter shares a dependency when sharing.mode is true, within
+// sharing.group.name, and refuses mode true without a group name and a
+// group name with mode false or absent (getporter/porter
+// pkg/cnab/extended_bundle.go ExtendedBundle.ResolveSharedDeps). PEP003's
+// string modes are read too: "none" is unshared, "group" shares within the
+// named group; an unnamed group, which PEP003 allows, cannot be told apart
+// from no sharing here and is refused like Porter's mode true without one.
+func (s *sharingV2) group() (string, error) {
+	if s == nil {
+		return "", nil
+	}
+	name := ""
+	if s.Group != nil {
+		name = s.Group.Name
 	}
 	var mode any
-	if err := json.Unmarshal(s.Mode, &mode); err != nil {
-		return fmt.Errorf("sharing.mode: %w", err)
+	if len(s.Mode) > 0 {
+		if err := json.Unmarshal(s.Mode, &mode); err != nil {
+			return "", fmt.Errorf("sharing.mode: %w", err)
+		}
 	}
 	switch m := mode.(type) {
-	case nil, bool:
-		return nil
+	case nil:
+		return sharingGroup(false, name)
+	case bool:
+		return sharingGroup(m, name)
 	case string:
 		switch m {
-		case "", "none", "group":
-			return nil
+		case "":
+			return sharingGroup(false, name)
+		case "none":
+			return "", nil
+		case "group":
+			return sharingGroup(true, name)
 		}
-		return fmt.Errorf("sharing.mode %q: want true, false, \"none\" or \"group\"", m)
+		return "", fmt.Errorf("sharing.mode %q: want true, false, \"none\" or \"group\"", m)
 	default:
-		return fmt.Errorf("sharing.mode %s: want true, false, \"none\" or \"group\"", s.Mode)
+		return "", fmt.Errorf("sharing.mode %s: want true, false, \"none\" or \"group\"", s.Mode)
 	}
+}
+
+// sharingGroup applies Porter's ResolveSharedDeps checks.
+func sharingGroup(shared bool, name string) (string, error) {
+	switch {
+	case shared && strings.TrimSpace(name) == "":
+		return "", errors.New("sharing: mode is on but group.name is empty; name the sharing group")
+	case !shared && name != "":
+		return "", fmt.Errorf("sharing: group.name is %q but mode is not on; set sharing.mode to true to share", name)
+	case shared:
+		return name, nil
+	}
+	return "", nil
 }
 
 // outputRef matches Porter's template reference to a dependency output,
@@ -323,14 +472,61 @@ func wiring[T any](self string, siblings map[string]T, sections ...map[string]an
 
 // porterCustom is `custom."sh.porter"`.
 type porterCustom struct {
-	Mixins map[string]*struct {
-		Version string `json:"version"`
-	} `json:"mixins"`
+	Mixins map[string]json.RawMessage `json:"mixins"`
+}
+
+// mixinRecord is one `custom."sh.porter".mixins.NAME`. Porter records only
+// the version (getporter/porter pkg/cnab/config-adapter/stamp.go
+// MixinRecord); the Mixin Versioning proposal (getporter/proposals PEP 002,
+// pep/002-mixin-versioning.md, "Build", pull request #7, never merged) adds
+// the url the binaries were downloaded from and their digests:
+// {"url": URL, "version": V, "binaries": {"exec-linux-amd64": {"digest": D}}}.
+// Its lockfile also has `source`, the feed, read here when url is absent.
+type mixinRecord struct {
+	Version  string                     `json:"version"`
+	URL      string                     `json:"url"`
+	Source   string                     `json:"source"`
+	Binaries map[string]json.RawMessage `json:"binaries"`
+}
+
+// bareSHA256 matches a digest written without its algorithm, as PEP 002's
+// examples do.
+var bareSHA256 = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+
+// binaryDigest reads a recorded binary's digest, {"digest": D} as PEP 002
+// writes it or a bare string, as "sha256:HEX"; a bare 64-digit hex digest
+// is taken as sha256.
+func binaryDigest(raw json.RawMessage) (string, error) {
+	var d string
+	if err := json.Unmarshal(raw, &d); err != nil {
+		var obj struct {
+			Digest string `json:"digest"`
+		}
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			return "", fmt.Errorf("want {\"digest\": \"sha256:...\"}, got %s", raw)
+		}
+		d = obj.Digest
+	}
+	d = strings.TrimSpace(d)
+	if bareSHA256.MatchString(d) {
+		d = "sha256:" + strings.ToLower(d)
+	}
+	parsed, err := digest.Parse(d)
+	if err != nil {
+		return "", fmt.Errorf("digest %q: %w", d, err)
+	}
+	if parsed.Algorithm() != digest.SHA256 {
+		return "", fmt.Errorf("digest %q: want a sha256 digest", d)
+	}
+	return parsed.String(), nil
 }
 
 // Mixins returns the mixins the bundle was built with, sorted by name, and a
 // warning for each one whose version the bundle does not record (older
-// Porter): those resolve to the latest version.
+// Porter): those resolve to the latest version. A recorded url and binary
+// digests (the Mixin Versioning proposal) fill in Mixin.URL and
+// Mixin.Binaries; a binary whose digest is unreadable is left out, with a
+// warning.
 func (b *Bundle) Mixins() ([]format.Mixin, []string) {
 	raw := b.custom(CustomPorter)
 	if raw == nil {
@@ -349,8 +545,34 @@ func (b *Bundle) Mixins() ([]format.Mixin, []string) {
 	var warnings []string
 	for _, n := range names {
 		m := format.Mixin{Name: n}
-		if v := pc.Mixins[n]; v != nil {
-			m.Version = strings.TrimSpace(v.Version)
+		var rec mixinRecord
+		if r := pc.Mixins[n]; !isNull(r) {
+			if err := json.Unmarshal(r, &rec); err != nil {
+				warnings = append(warnings, fmt.Sprintf("bundle %s:%s: mixin %q: its record is unreadable (%v); the latest version will be used", b.Name, b.Version, n, err))
+				mixins = append(mixins, m)
+				continue
+			}
+		}
+		m.Version = strings.TrimSpace(rec.Version)
+		m.URL = strings.TrimSpace(rec.URL)
+		if m.URL == "" {
+			m.URL = strings.TrimSpace(rec.Source)
+		}
+		files := make([]string, 0, len(rec.Binaries))
+		for f := range rec.Binaries {
+			files = append(files, f)
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			d, err := binaryDigest(rec.Binaries[f])
+			if err != nil {
+				warnings = append(warnings, fmt.Sprintf("bundle %s:%s: mixin %q: binary %s: %v; its digest is not checked", b.Name, b.Version, n, f, err))
+				continue
+			}
+			if m.Binaries == nil {
+				m.Binaries = map[string]string{}
+			}
+			m.Binaries[f] = d
 		}
 		if m.Version == "" {
 			warnings = append(warnings, fmt.Sprintf("bundle %s:%s: mixin %q: the bundle does not record its version (built by an older Porter); the latest version will be used", b.Name, b.Version, n))

@@ -206,12 +206,12 @@ func TestDependencies(t *testing.T) {
 		{
 			name:   "v2 sharing mode bool",
 			custom: `{"org.getporter.dependencies@v2":{"requires":{"infra":{"bundle":"r.io/infra:v0.1.0","version":"1.x","sharing":{"mode":true,"group":{"name":"g"}}}}}}`,
-			want:   []format.Dependency{{Name: "infra", Ref: "r.io/infra:v0.1.0", Constraint: "1.x"}},
+			want:   []format.Dependency{{Name: "infra", Ref: "r.io/infra:v0.1.0", Constraint: "1.x", SharingGroup: "g"}},
 		},
 		{
 			name:   "v2 sharing mode string",
 			custom: `{"org.getporter.dependencies@v2":{"requires":{"infra":{"bundle":"r.io/infra","sharing":{"mode":"group","group":{"name":"g"}}},"x":{"bundle":"x","sharing":{"mode":"none"}}}}}`,
-			want:   []format.Dependency{{Name: "infra", Ref: "r.io/infra"}, {Name: "x", Ref: "x"}},
+			want:   []format.Dependency{{Name: "infra", Ref: "r.io/infra", SharingGroup: "g"}, {Name: "x", Ref: "x"}},
 		},
 		{
 			name:    "v2 sharing mode unknown string",

@@ -48,7 +48,7 @@ dependencies:
 					{Name: "db", Ref: "ghcr.io/acme/mysql:v5.7.0", Constraint: "5.7.x"},
 					{Name: "cache", Ref: "redis:v1"},
 				},
-				Mixins: []MixinRef{{Name: "exec"}, {Name: "helm3", Constraint: "1.x"}, {Name: "az"}, {Name: "kubernetes", Constraint: "v1.0.0"}},
+				Mixins: []MixinRef{{Name: "exec"}, {Name: "helm3", Constraint: "1.x"}, {Name: "az", ClientVersion: "2.0.0"}, {Name: "kubernetes", Constraint: "v1.0.0", ClientVersion: "1.30"}},
 			},
 			ref: "ghcr.io/acme/myapp:v1.2.0",
 		},
@@ -94,7 +94,7 @@ dependencies:
 		{name: "no name", yaml: "version: 1.0.0", wantErr: "porter.yaml: no name"},
 		{name: "dependency without name", yaml: "name: a\ndependencies:\n  requires:\n    - bundle: {reference: x}\n", wantErr: "requires[0]: no name"},
 		{name: "duplicate dependency", yaml: "name: a\ndependencies:\n  requires:\n    - {name: x, bundle: {reference: x}}\n    - {name: x, bundle: {reference: y}}\n", wantErr: `dependency "x" is declared twice`},
-		{name: "dependency without reference", yaml: "name: a\ndependencies:\n  requires:\n    - name: x\n", wantErr: `dependency "x" has neither`},
+		{name: "dependency without reference", yaml: "name: a\ndependencies:\n  requires:\n    - name: x\n", wantErr: `dependency "x": no bundle.reference and no bundle.interface`},
 		{name: "dependencies scalar", yaml: "name: a\ndependencies: yes\n", wantErr: "dependencies: want a mapping"},
 		{name: "two mixins in one entry", yaml: "name: a\nmixins:\n  - {exec: {}, helm3: {}}\n", wantErr: "want one mixin per entry, got exec, helm3"},
 		{name: "mixin list", yaml: "name: a\nmixins:\n  - [exec]\n", wantErr: "mixins[0] (line 3)"},
@@ -130,8 +130,8 @@ func TestRealworldPorterYAML(t *testing.T) {
 		deps   []format.Dependency
 		mixins []MixinRef
 	}{
-		{"mybuns-depsv1.bundle.json", []format.Dependency{{Name: "db", Ref: "localhost:5000/mydb:v0.1.0"}}, []MixinRef{{Name: "exec"}, {Name: "testmixin"}}},
-		{"mybuns-depsv2.bundle.json", []format.Dependency{{Name: "db", Ref: "localhost:5000/mydb:v0.1.0"}}, []MixinRef{{Name: "exec"}, {Name: "testmixin"}}},
+		{"mybuns-depsv1.bundle.json", []format.Dependency{{Name: "db", Ref: "localhost:5000/mydb:v0.1.0"}}, []MixinRef{{Name: "exec"}, {Name: "testmixin", ClientVersion: "1.2.3"}}},
+		{"mybuns-depsv2.bundle.json", []format.Dependency{{Name: "db", Ref: "localhost:5000/mydb:v0.1.0"}}, []MixinRef{{Name: "exec"}, {Name: "testmixin", ClientVersion: "1.2.3"}}},
 		{"myenv-depsv2.bundle.json", []format.Dependency{
 			{Name: "infra", Ref: "localhost:5000/myinfra:v0.1.0"},
 			{Name: "app", Ref: "localhost:5000/myapp:v1.2.3", After: []string{"infra"}},

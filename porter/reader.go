@@ -48,7 +48,11 @@ const (
 
 // Reader reads Porter bundles published in the cnab-to-oci layout. It
 // implements format.Reader.
-type Reader struct{}
+type Reader struct {
+	// Strategy is the version strategy for dependencies with a range;
+	// empty: StrategyExact, Porter's default.
+	Strategy VersionStrategy
+}
 
 var _ format.Reader = Reader{}
 
@@ -110,6 +114,7 @@ type imageManifest struct {
 // Read fetches the config manifest and its config blob (bundle.json), two
 // requests, and returns the bundle's metadata. An index that turns out not
 // to hold a CNAB config fails with an error wrapping format.ErrNotPackage.
+// The metadata's Data is the bundle's *Declarations.
 func (Reader) Read(ctx context.Context, repo content.Fetcher, desc ocispec.Descriptor, manifest []byte) (*format.Metadata, error) {
 	ix, ok := parseIndex(desc, manifest)
 	if !ok {
@@ -147,8 +152,14 @@ func (Reader) Read(ctx context.Context, repo content.Fetcher, desc ocispec.Descr
 }
 
 // metadata builds the resolver's view of bundle b published with index ix.
+// Its Data is the bundle's *Declarations, for the PEP003 interface check
+// (Declarations.Missing) after resolution.
 func metadata(b *Bundle, ix *index) (*format.Metadata, error) {
 	deps, err := b.Dependencies()
+	if err != nil {
+		return nil, err
+	}
+	decl, err := b.Declarations()
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +171,7 @@ func metadata(b *Bundle, ix *index) (*format.Metadata, error) {
 		Dependencies: deps,
 		Mixins:       mixins,
 		Warnings:     warnings,
+		Data:         decl,
 	}
 
 	var invocation []ocispec.Descriptor

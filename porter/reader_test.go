@@ -56,7 +56,7 @@ func TestReaderRead(t *testing.T) {
 			{Name: "db", Bundle: "acme/db", Ranges: []string{"1.x", "^2.1"}, Prereleases: true},
 		},
 		DepsV2: []fixture.DepV2{
-			{Name: "infra", Bundle: "infra:v1", Version: "1.x", Sharing: map[string]any{"mode": true}},
+			{Name: "infra", Bundle: "infra:v1", Version: "1.x", Sharing: map[string]any{"mode": true, "group": map[string]any{"name": "env"}}},
 			{Name: "svc", Bundle: reg.Host + "/acme/svc", Credentials: map[string]string{"c": "${bundle.dependencies.infra.outputs.conn}"}},
 			{Name: "mysql", Interface: map[string]any{"id": "porter.sh/interfaces/mysql"}},
 		},
@@ -115,11 +115,13 @@ func TestReaderRead(t *testing.T) {
 		Dependencies: []format.Dependency{
 			{Name: "web", Ref: reg.Host + "/acme/web:v1.0.0", Constraint: "^1.0"},
 			{Name: "db", Ref: "acme/db", Constraint: "1.x || ^2.1", Prereleases: true},
-			{Name: "infra", Ref: "infra:v1", Constraint: "1.x"},
+			{Name: "infra", Ref: "infra:v1", Constraint: "1.x", SharingGroup: "env"},
 			{Name: "mysql", Interface: true},
 			{Name: "svc", Ref: reg.Host + "/acme/svc", After: []string{"infra"}},
 		},
 		Mixins: []format.Mixin{{Name: "exec", Version: "v1.2.3"}, {Name: "helm3"}},
+		// The fixture declares no parameters, credentials or outputs.
+		Data: &porter.Declarations{},
 		Images: []format.Image{
 			{Name: "invocation", Ref: repoName + "@" + ix.Manifests[1].Digest.String(), Descriptor: ix.Manifests[1]},
 			{Name: "nginx", Ref: repoName + "@" + ix.Manifests[2].Digest.String(), Descriptor: ix.Manifests[2]},

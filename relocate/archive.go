@@ -97,7 +97,7 @@ func ToArchive(ctx context.Context, l *lock.Lock, path string, opts Options, ext
 	if err := writeTar(stage, path); err != nil {
 		return nil, err
 	}
-	sort.Slice(results, func(i, j int) bool { return results[i].Source < results[j].Source })
+	sort.SliceStable(results, func(i, j int) bool { return results[i].Source+results[i].Digest < results[j].Source+results[j].Digest })
 	return &Report{To: path, Packages: results}, nil
 }
 
@@ -257,7 +257,7 @@ func FromArchive(ctx context.Context, path string, opts Options, extra func(cont
 	if err := opts.To.Check(sources); err != nil {
 		return nil, nil, err
 	}
-	if err := opts.To.CheckLayout(l); err != nil {
+	if err := opts.To.CheckLayout(l, opts.Formats); err != nil {
 		return nil, nil, err
 	}
 	led := newLedger(opts.Concurrency)
@@ -291,6 +291,6 @@ func FromArchive(ctx context.Context, path string, opts Options, extra func(cont
 	for _, p := range pkgs {
 		p.Mirror = opts.To.Repo(p.Source)
 	}
-	sort.Slice(results, func(i, j int) bool { return results[i].Source < results[j].Source })
+	sort.SliceStable(results, func(i, j int) bool { return results[i].Source+results[i].Digest < results[j].Source+results[j].Digest })
 	return l, &Report{To: opts.To.String(), Packages: results}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/ociref"
 )
@@ -23,14 +24,41 @@ type BrokenEdge struct {
 	Want string `json:"want"`
 }
 
-// BrokenEdges returns the partially qualified references of l that a
-// mirror laid out by m would break. A reference without a registry is
-// qualified relative to its parent, so in the mirror it is qualified
-// relative to the parent's mirrored copy and must land on the mirrored copy
-// of what it named at the source.
-func (m Mapping) BrokenEdges(l *lock.Lock) []BrokenEdge {
+// Qualifier is a format's rule for completing the references its packages
+// write; a format whose references may be relative to the declaring
+// package (Crossplane's moving-packages rule) constrains mirror layouts.
+type Qualifier interface {
+	format.Format
+	// Kinds lists the package kinds the format reads.
+	Kinds() []string
+	// Qualify completes ref as written in the package whose source is
+	// parent.
+	Qualify(ref string, parent ociref.Reference) (ociref.Reference, error)
+}
+
+// BrokenEdges returns the dependency references of l that a mirror laid
+// out by m would break: a reference whose meaning depends on the package
+// that declares it (qualified relative to the parent, by the rules of the
+// parent's format) is, in the mirror, qualified relative to the parent's
+// mirrored copy, and must land on the mirrored copy of what it named at
+// the source. References that name their registry are relocated by digest
+// and never break.
+func (m Mapping) BrokenEdges(l *lock.Lock, rules []format.Format) []BrokenEdge {
+	byKind := map[string]Qualifier{}
+	for _, f := range rules {
+		if q, ok := f.(Qualifier); ok {
+			for _, k := range q.Kinds() {
+				byKind[k] = q
+			}
+		}
+	}
 	var out []BrokenEdge
+	seen := map[string]bool{}
 	for _, p := range l.Resolved() {
+		q := byKind[p.Kind]
+		if q == nil {
+			continue
+		}
 		srcParent, err := ociref.Parse(p.Source)
 		if err != nil {
 			continue
@@ -40,18 +68,20 @@ func (m Mapping) BrokenEdges(l *lock.Lock) []BrokenEdge {
 			continue
 		}
 		for _, d := range p.Dependencies {
-			if d.Ref == "" || !ociref.IsPartial(d.Ref) {
+			if d.Ref == "" {
 				continue
 			}
-			atSource, err := ociref.Qualify(d.Ref, srcParent)
+			atSource, err := q.Qualify(d.Ref, srcParent)
 			if err != nil {
 				continue
 			}
-			inMirror, err := ociref.Qualify(d.Ref, dstParent)
-			if err != nil {
-				continue
+			inMirror, err := q.Qualify(d.Ref, dstParent)
+			if err != nil || inMirror.Repo() == atSource.Repo() {
+				continue // not relative to the parent
 			}
-			if want := m.Repo(atSource.Repo()); inMirror.Repo() != want {
+			key := p.Source + "\x00" + d.Ref
+			if want := m.Repo(atSource.Repo()); inMirror.Repo() != want && !seen[key] {
+				seen[key] = true
 				out = append(out, BrokenEdge{Parent: p.Source, Ref: d.Ref, Resolves: inMirror.Repo(), Want: want})
 			}
 		}
@@ -67,8 +97,8 @@ func (m Mapping) BrokenEdges(l *lock.Lock) []BrokenEdge {
 
 // CheckLayout fails, listing the broken edges and proposing a --to that
 // works, when the layout would break a partially qualified reference.
-func (m Mapping) CheckLayout(l *lock.Lock) error {
-	broken := m.BrokenEdges(l)
+func (m Mapping) CheckLayout(l *lock.Lock, rules []format.Format) error {
+	broken := m.BrokenEdges(l, rules)
 	if len(broken) == 0 {
 		return nil
 	}
@@ -78,7 +108,7 @@ func (m Mapping) CheckLayout(l *lock.Lock) error {
 		fmt.Fprintf(&b, "\n  %s: %q would resolve to %s, not to its mirrored copy %s", e.Parent, e.Ref, e.Resolves, e.Want)
 	}
 	alt := Mapping{Host: m.Host}
-	if len(alt.BrokenEdges(l)) == 0 {
+	if len(alt.BrokenEdges(l, rules)) == 0 {
 		fmt.Fprintf(&b, "\nuse --to %s: it keeps every reference working", alt)
 	} else {
 		b.WriteString("\nno mirror prefix keeps them working: mirror these packages to a registry of their own")

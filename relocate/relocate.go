@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote"
 
+	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
 )
 
@@ -37,6 +39,9 @@ type Options struct {
 	Concurrency int
 	// Progress, when set, is called as each package finishes.
 	Progress func(PackageResult)
+	// Formats are the package formats; those that are Qualifiers decide
+	// which layouts break a reference (see Mapping.BrokenEdges).
+	Formats []format.Format
 }
 
 // PackageResult reports one package's copy.
@@ -78,12 +83,14 @@ func Mirror(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 	pkgs := l.Resolved()
 	var sources []string
 	for _, p := range pkgs {
-		sources = append(sources, p.Source)
+		if !slices.Contains(sources, p.Source) {
+			sources = append(sources, p.Source)
+		}
 	}
 	if err := opts.To.Check(sources); err != nil {
 		return nil, err
 	}
-	if err := opts.To.CheckLayout(l); err != nil {
+	if err := opts.To.CheckLayout(l, opts.Formats); err != nil {
 		return nil, err
 	}
 	led := newLedger(opts.Concurrency)
@@ -112,7 +119,7 @@ func Mirror(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 	for _, p := range pkgs {
 		p.Mirror = opts.To.Repo(p.Source)
 	}
-	sort.Slice(results, func(i, j int) bool { return results[i].Source < results[j].Source })
+	sort.SliceStable(results, func(i, j int) bool { return results[i].Source+results[i].Digest < results[j].Source+results[j].Digest })
 	return &Report{To: opts.To.String(), Packages: results}, nil
 }
 

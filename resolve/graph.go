@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -10,11 +11,13 @@ import (
 	"github.com/ferryhq/ferry/format"
 )
 
-// Graph is a resolved dependency closure: one package per source repository.
+// Graph is a resolved dependency closure. A package is identified by its
+// source repository, or by SOURCE@DIGEST when the closure holds several
+// versions of one repository (unshared Porter dependencies, two roots).
 type Graph struct {
-	// Roots are the sources of the root packages, in the order given.
+	// Roots are the IDs of the root packages, in the order given.
 	Roots []string
-	// Packages maps a source repository to its resolved package.
+	// Packages maps a package ID to its resolved package.
 	Packages map[string]*Package
 	// Replaced maps each replaced source to the source that replaces it.
 	Replaced map[string]string
@@ -24,6 +27,9 @@ type Graph struct {
 
 // Package is one resolved package.
 type Package struct {
+	// ID identifies the package in its graph: its source, or
+	// SOURCE@DIGEST when the graph holds several versions of the source.
+	ID string
 	// Source is the repository as resolved: "HOST/PATH".
 	Source string
 	// Ref is the reference as first declared (by a root or a parent).
@@ -42,6 +48,9 @@ type Package struct {
 	Replaces []string
 	// Chain is the first path from a root that led to this package.
 	Chain []string
+
+	path  string // the first path of dependency names from a root
+	rules Rules  // the rules of the format that read the package
 }
 
 // Edge is one resolved dependency.
@@ -57,6 +66,29 @@ type Edge struct {
 	Target string
 	// After names sibling dependencies installed before this one.
 	After []string
+	// Role is RoleInterface for the bundle that defines a dependency's
+	// interface (mirrored, never installed), else empty.
+	Role string
+	// Use is the ferry.yaml `use` key that chose the target, if any.
+	Use string
+	// Group is the sharing group of the dependency, if any.
+	Group string
+	// InterfaceDocument is the dependency's inline interface document.
+	InterfaceDocument []byte
+}
+
+// RoleInterface marks an edge to the bundle that defines a dependency's
+// interface (Porter PEP003 `interface.reference`).
+const RoleInterface = "interface"
+
+// hasSource reports whether some package of g comes from source.
+func (g *Graph) hasSource(source string) bool {
+	for _, p := range g.Packages {
+		if p.Source == source {
+			return true
+		}
+	}
+	return false
 }
 
 // Resolved returns "SOURCE@DIGEST" of the package satisfying e.
@@ -84,7 +116,7 @@ func (p *Package) Pinned() string {
 	return s + "@" + p.Descriptor.Digest.String()
 }
 
-// Sources returns every package source in the graph, sorted.
+// Sources returns every package ID in the graph, sorted.
 func (g *Graph) Sources() []string {
 	out := make([]string, 0, len(g.Packages))
 	for s := range g.Packages {
@@ -96,7 +128,9 @@ func (g *Graph) Sources() []string {
 
 // Plan returns the install order: every package after its dependencies,
 // and a Porter dependency after the siblings whose outputs it uses. Roots
-// are visited in order, dependencies in declared order.
+// are visited in order, dependencies in declared order. A bundle that only
+// defines an interface is mirrored but not installed: it is not in the
+// plan.
 func (g *Graph) Plan() ([]*Package, error) {
 	const (
 		visiting = 1
@@ -119,7 +153,14 @@ func (g *Graph) Plan() ([]*Package, error) {
 		}
 		state[src] = visiting
 		stack = append(stack, src)
-		for _, e := range orderedEdges(p.Dependencies) {
+		edges, err := orderedEdges(p)
+		if err != nil {
+			return err
+		}
+		for _, e := range edges {
+			if e.Role == RoleInterface {
+				continue
+			}
 			if err := visit(e.Target); err != nil {
 				return err
 			}
@@ -134,7 +175,11 @@ func (g *Graph) Plan() ([]*Package, error) {
 			return nil, err
 		}
 	}
+	interfaceOnly := g.interfaceOnly()
 	for _, s := range g.Sources() {
+		if interfaceOnly[s] {
+			continue
+		}
 		if err := visit(s); err != nil {
 			return nil, err
 		}
@@ -142,34 +187,77 @@ func (g *Graph) Plan() ([]*Package, error) {
 	return order, nil
 }
 
-// orderedEdges orders sibling edges so that an edge comes after the
-// siblings named in its After list, keeping declared order otherwise.
-func orderedEdges(edges []Edge) []Edge {
-	byName := map[string]int{}
-	for i, e := range edges {
-		byName[e.Name] = i
+// interfaceOnly returns the packages that only define interfaces: targets
+// of interface edges that no root or other edge needs.
+func (g *Graph) interfaceOnly() map[string]bool {
+	out := map[string]bool{}
+	needed := map[string]bool{}
+	for _, r := range g.Roots {
+		needed[r] = true
 	}
-	placed := make([]bool, len(edges))
-	var out []Edge
-	var place func(i int, depth int)
-	place = func(i int, depth int) {
-		if placed[i] || depth > len(edges) {
-			return
-		}
-		for _, a := range edges[i].After {
-			if j, ok := byName[a]; ok {
-				place(j, depth+1)
+	for _, p := range g.Packages {
+		for _, e := range p.Dependencies {
+			if e.Role == RoleInterface {
+				out[e.Target] = true
+			} else {
+				needed[e.Target] = true
 			}
 		}
-		if !placed[i] {
-			placed[i] = true
-			out = append(out, edges[i])
-		}
 	}
-	for i := range edges {
-		place(i, 0)
+	for id := range needed {
+		delete(out, id)
 	}
 	return out
+}
+
+// orderedEdges orders a package's sibling edges so that an edge comes
+// after the siblings named in its After list (Porter v2 output wiring),
+// keeping declared order otherwise. A wiring cycle is an error.
+func orderedEdges(p *Package) ([]Edge, error) {
+	edges := p.Dependencies
+	byName := map[string]int{}
+	for i, e := range edges {
+		if e.Role == "" {
+			byName[e.Name] = i
+		}
+	}
+	const (
+		visiting = 1
+		done     = 2
+	)
+	state := make([]int, len(edges))
+	var out []Edge
+	var stack []string
+	var place func(i int) error
+	place = func(i int) error {
+		switch state[i] {
+		case done:
+			return nil
+		case visiting:
+			start := slices.Index(stack, edges[i].Name)
+			cycle := append(append([]string(nil), stack[start:]...), edges[i].Name)
+			return &CycleError{Cycle: cycle, Wiring: p.Label()}
+		}
+		state[i] = visiting
+		stack = append(stack, edges[i].Name)
+		for _, a := range edges[i].After {
+			if j, ok := byName[a]; ok && j != i {
+				if err := place(j); err != nil {
+					return err
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[i] = done
+		out = append(out, edges[i])
+		return nil
+	}
+	for i := range edges {
+		if err := place(i); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func cycleFrom(stack []string, src string, g *Graph) []string {
@@ -186,13 +274,21 @@ func cycleFrom(stack []string, src string, g *Graph) []string {
 	return append(out, g.Packages[src].Label())
 }
 
-// CycleError reports a dependency cycle.
+// CycleError reports a dependency cycle, or a cycle in the output wiring
+// between the dependencies of one bundle.
 type CycleError struct {
-	// Cycle lists the packages on the cycle; the first is repeated last.
+	// Cycle lists the packages (or, for wiring, the dependency names) on
+	// the cycle; the first is repeated last.
 	Cycle []string
+	// Wiring is the bundle whose dependencies' outputs feed each other in
+	// a cycle; empty for a dependency cycle.
+	Wiring string
 }
 
 func (e *CycleError) Error() string {
+	if e.Wiring != "" {
+		return fmt.Sprintf("%s: output wiring cycle between its dependencies: %s", e.Wiring, strings.Join(e.Cycle, " -> "))
+	}
 	return "dependency cycle: " + strings.Join(e.Cycle, " -> ")
 }
 

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -42,20 +43,33 @@ type Locked struct {
 	Digest  digest.Digest
 }
 
+// Use is a user-chosen implementation of a named dependency.
+type Use struct {
+	// Ref is the reference that satisfies the dependency.
+	Ref string
+	// Force accepts a Ref whose tag breaks the parent's constraint.
+	Force bool
+}
+
 // Options configures a resolution.
 type Options struct {
 	// Registry opens repositories.
 	Registry Repositories
-	// Formats are the package formats, tried in order.
-	Formats []format.Reader
+	// Formats are the package formats; those that are format.Readers are
+	// tried in order on every manifest, and the Rules of the one that
+	// reads a package apply to the dependencies it declares.
+	Formats []format.Format
 	// Concurrency bounds parallel registry reads (default 8).
 	Concurrency int
-	// Use maps a dependency name to the reference that satisfies it.
-	Use map[string]string
+	// Use maps a dependency name, or a path of names from a root
+	// ("svc-a/db"), to the reference that satisfies it. A path wins over
+	// a name.
+	Use map[string]Use
 	// Replace maps a source repository to the repository replacing it.
 	Replace map[string]string
-	// Locked holds versions to keep while they satisfy every constraint.
-	Locked map[string]Locked
+	// Locked holds, per source, versions to keep while they satisfy the
+	// requests on them.
+	Locked map[string][]Locked
 	// Update reports whether a source's locked version may change; nil
 	// means none may.
 	Update func(source string) bool
@@ -74,10 +88,11 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 		opts.Concurrency = 8
 	}
 	r := &resolver{opts: opts, fetches: map[string]*fetchEntry{}, tags: map[string]*tagEntry{}}
-	var rootReqs []struct {
-		source string
-		req    requirement
+	type rootReq struct {
+		key string
+		req requirement
 	}
+	var rootReqs []rootReq
 	for _, root := range roots {
 		ref, err := ociref.Parse(root.Ref)
 		if err != nil {
@@ -91,10 +106,9 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 		if to, ok := opts.Replace[src]; ok {
 			src = to
 		}
-		rootReqs = append(rootReqs, struct {
-			source string
-			req    requirement
-		}{src, req})
+		// Every root is resolved on its own: two roots may be two
+		// versions of one repository.
+		rootReqs = append(rootReqs, rootReq{nodeKey(src, "root:"+req.canonical()), req})
 	}
 	hints := map[string][]requirement{}
 	pkgReplace := map[string]string{}
@@ -108,14 +122,16 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 			hints:      hints,
 			pkgReplace: pkgReplace,
 			reqs:       map[string][]requirement{},
+			policies:   map[string]Policy{},
+			nodes:      map[string]*Package{},
 			graph:      &Graph{Packages: map[string]*Package{}, Replaced: map[string]string{}},
 			replacing:  map[string]string{},
 		}
-		var level []string
+		var level, rootKeys []string
 		for _, rr := range rootReqs {
-			rs.addReq(rr.source, rr.req)
-			level = appendUnique(level, rr.source)
-			rs.graph.Roots = appendUnique(rs.graph.Roots, rr.source)
+			rs.addReq(rr.key, rr.req, defaultRules{}.Policy())
+			level = appendUnique(level, rr.key)
+			rootKeys = appendUnique(rootKeys, rr.key)
 		}
 		if err := rs.run(ctx, level); err != nil {
 			// A round chooses each version from the constraints known when
@@ -132,9 +148,12 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 			return nil, err
 		}
 		if sameReqs(rs.reqs, hints) && sameMap(rs.replacing, pkgReplace) {
-			g := rs.graph
+			g, err := rs.finish(rootKeys)
+			if err != nil {
+				return nil, err
+			}
 			for old, nw := range opts.Replace {
-				if _, ok := g.Packages[nw]; ok {
+				if g.hasSource(nw) {
 					g.Replaced[old] = nw
 				}
 			}
@@ -144,6 +163,9 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 				}
 			}
 			if err := g.checkCycles(); err != nil {
+				return nil, err
+			}
+			if err := r.check(g); err != nil {
 				return nil, err
 			}
 			return g, nil
@@ -156,6 +178,35 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 	return nil, errors.New("resolution does not converge: constraints keep changing the chosen versions")
 }
 
+// nodeKey names one package to resolve: a source, and for edges resolved
+// on their own a discriminator (the request, a sharing group, a root).
+// Every edge with one key shares one version.
+func nodeKey(source, discriminator string) string {
+	if discriminator == "" {
+		return source
+	}
+	return source + "\x00" + discriminator
+}
+
+// sourceOf returns the source of a node key.
+func sourceOf(key string) string {
+	src, _, _ := strings.Cut(key, "\x00")
+	return src
+}
+
+// check runs every format's checks of the whole closure.
+func (r *resolver) check(g *Graph) error {
+	var errs []error
+	for _, f := range r.opts.Formats {
+		if c, ok := f.(Checker); ok {
+			if err := c.CheckGraph(g); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
 type resolver struct {
 	opts    Options
 	mu      sync.Mutex
@@ -164,10 +215,11 @@ type resolver struct {
 }
 
 type fetchEntry struct {
-	once sync.Once
-	desc ocispec.Descriptor
-	meta *format.Metadata
-	err  error
+	once  sync.Once
+	desc  ocispec.Descriptor
+	meta  *format.Metadata
+	rules Rules
+	err   error
 }
 
 type tagEntry struct {
@@ -177,7 +229,7 @@ type tagEntry struct {
 }
 
 // fetch reads a package's manifest and metadata once per repo and object.
-func (r *resolver) fetch(ctx context.Context, source string, c choice) (ocispec.Descriptor, *format.Metadata, error) {
+func (r *resolver) fetch(ctx context.Context, source string, c choice) (*fetchEntry, error) {
 	key := source + "@" + c.object()
 	if c.digest != "" {
 		key = source + "@" + c.digest.String()
@@ -190,7 +242,7 @@ func (r *resolver) fetch(ctx context.Context, source string, c choice) (ocispec.
 	}
 	r.mu.Unlock()
 	e.once.Do(func() {
-		e.desc, e.meta, e.err = r.read(ctx, source, c.object())
+		e.desc, e.meta, e.rules, e.err = r.read(ctx, source, c.object())
 		if e.err == nil {
 			r.mu.Lock()
 			if _, ok := r.fetches[source+"@"+e.desc.Digest.String()]; !ok {
@@ -199,31 +251,32 @@ func (r *resolver) fetch(ctx context.Context, source string, c choice) (ocispec.
 			r.mu.Unlock()
 		}
 	})
-	return e.desc, e.meta, e.err
+	return e, e.err
 }
 
-func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Descriptor, *format.Metadata, error) {
+func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Descriptor, *format.Metadata, Rules, error) {
 	repo, err := r.opts.Registry.Repository(source)
 	if err != nil {
-		return ocispec.Descriptor{}, nil, err
+		return ocispec.Descriptor{}, nil, nil, err
 	}
 	desc, rc, err := repo.FetchReference(ctx, object)
 	if err != nil {
-		return ocispec.Descriptor{}, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
+		return ocispec.Descriptor{}, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
 	}
 	defer rc.Close()
 	if desc.Size > maxManifestBytes {
-		return desc, nil, fmt.Errorf("fetching %s: manifest of %d bytes is too large", refString(source, object), desc.Size)
+		return desc, nil, nil, fmt.Errorf("fetching %s: manifest of %d bytes is too large", refString(source, object), desc.Size)
 	}
 	raw, err := io.ReadAll(io.LimitReader(rc, maxManifestBytes+1))
 	if err != nil {
-		return desc, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
+		return desc, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
 	}
 	if digest.FromBytes(raw) != desc.Digest && desc.Digest.Algorithm() == digest.SHA256 {
-		return desc, nil, fmt.Errorf("fetching %s: manifest content does not match digest %s", refString(source, object), desc.Digest)
+		return desc, nil, nil, fmt.Errorf("fetching %s: manifest content does not match digest %s", refString(source, object), desc.Digest)
 	}
-	for _, f := range r.opts.Formats {
-		if !f.Match(desc, raw) {
+	for _, ff := range r.opts.Formats {
+		f, ok := ff.(format.Reader)
+		if !ok || !f.Match(desc, raw) {
 			continue
 		}
 		meta, err := f.Read(ctx, repo, desc, raw)
@@ -231,11 +284,15 @@ func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Des
 			continue
 		}
 		if err != nil {
-			return desc, nil, fmt.Errorf("reading %s: %w", refString(source, object), err)
+			return desc, nil, nil, fmt.Errorf("reading %s: %w", refString(source, object), err)
 		}
-		return desc, meta, nil
+		rules, ok := ff.(Rules)
+		if !ok {
+			rules = defaultRules{}
+		}
+		return desc, meta, rules, nil
 	}
-	return desc, &format.Metadata{Kind: format.KindArtifact}, nil
+	return desc, &format.Metadata{Kind: format.KindArtifact}, defaultRules{}, nil
 }
 
 func refString(source, object string) string {
@@ -276,20 +333,26 @@ type roundState struct {
 	r          *resolver
 	hints      map[string][]requirement // requirements seen in the last round
 	pkgReplace map[string]string        // package replaces seen in the last round
-	reqs       map[string][]requirement
+	reqs       map[string][]requirement // by node key
+	policies   map[string]Policy        // by node key
+	nodes      map[string]*Package      // by node key
+	order      []string                 // node keys in the order they were read
 	graph      *Graph
 	replacing  map[string]string // replaces declared in this round
 }
 
-func (rs *roundState) addReq(source string, req requirement) {
-	rs.reqs[source] = append(rs.reqs[source], req)
+func (rs *roundState) addReq(key string, req requirement, p Policy) {
+	rs.reqs[key] = append(rs.reqs[key], req)
+	if _, ok := rs.policies[key]; !ok {
+		rs.policies[key] = p
+	}
 }
 
 type levelResult struct {
+	key    string
 	source string
 	choice choice
-	desc   ocispec.Descriptor
-	meta   *format.Metadata
+	entry  *fetchEntry
 	err    error
 }
 
@@ -302,9 +365,9 @@ func (rs *roundState) run(ctx context.Context, level []string) error {
 		results := make([]levelResult, len(level))
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(rs.r.opts.Concurrency)
-		for i, src := range level {
+		for i, key := range level {
 			g.Go(func() error {
-				results[i] = rs.visit(gctx, src)
+				results[i] = rs.visit(gctx, key)
 				return nil
 			})
 		}
@@ -322,7 +385,7 @@ func (rs *roundState) run(ctx context.Context, level []string) error {
 				continue
 			}
 			for _, d := range deps {
-				if _, seen := rs.graph.Packages[d]; !seen {
+				if _, seen := rs.nodes[d]; !seen {
 					next = appendUnique(next, d)
 				}
 			}
@@ -332,7 +395,7 @@ func (rs *roundState) run(ctx context.Context, level []string) error {
 		}
 		var fresh []string
 		for _, d := range next {
-			if _, seen := rs.graph.Packages[d]; !seen {
+			if _, seen := rs.nodes[d]; !seen {
 				fresh = append(fresh, d)
 			}
 		}
@@ -351,31 +414,32 @@ func (rs *roundState) run(ctx context.Context, level []string) error {
 	return errors.Join(errs...)
 }
 
-// requirementsFor returns the requirements to choose a source's version by.
-func (rs *roundState) requirementsFor(source string) []requirement {
-	if h, ok := rs.hints[source]; ok {
+// requirementsFor returns the requirements to choose a node's version by.
+func (rs *roundState) requirementsFor(key string) []requirement {
+	if h, ok := rs.hints[key]; ok {
 		return h
 	}
-	return rs.reqs[source]
+	return rs.reqs[key]
 }
 
-// visit chooses a source's version and reads its metadata.
-func (rs *roundState) visit(ctx context.Context, source string) levelResult {
-	reqs := rs.requirementsFor(source)
-	res := levelResult{source: source}
-	c, err := rs.choose(ctx, source, reqs)
+// visit chooses a node's version and reads its metadata.
+func (rs *roundState) visit(ctx context.Context, key string) levelResult {
+	source := sourceOf(key)
+	reqs := rs.requirementsFor(key)
+	res := levelResult{key: key, source: source}
+	c, err := rs.choose(ctx, source, reqs, rs.policies[key])
 	if err != nil {
 		res.err = err
 		return res
 	}
 	res.choice = c
-	res.desc, res.meta, res.err = rs.r.fetch(ctx, source, c)
+	res.entry, res.err = rs.r.fetch(ctx, source, c)
 	if res.err != nil {
 		res.err = withChain(reqs, source, res.err)
 		return res
 	}
-	if c.tag == "" && res.meta.Version != "" {
-		res.choice.tag = rs.r.tagOf(ctx, source, c.digest, res.meta.Version)
+	if c.tag == "" && res.entry.meta.Version != "" {
+		res.choice.tag = rs.r.tagOf(ctx, source, c.digest, res.entry.meta.Version)
 	}
 	return res
 }
@@ -423,7 +487,7 @@ func (e *ChainError) Error() string { return e.Chain + ": " + e.Err.Error() }
 func (e *ChainError) Unwrap() error { return e.Err }
 
 // choose picks the tag or digest to fetch for a source.
-func (rs *roundState) choose(ctx context.Context, source string, reqs []requirement) (choice, error) {
+func (rs *roundState) choose(ctx context.Context, source string, reqs []requirement, policy Policy) (choice, error) {
 	pin, err := pinOf(source, reqs)
 	if err != nil {
 		return choice{}, withChain(reqs, source, err)
@@ -431,8 +495,12 @@ func (rs *roundState) choose(ctx context.Context, source string, reqs []requirem
 	if pin != "" {
 		return rs.choosePinned(ctx, source, pin, reqs)
 	}
-	if l, ok := rs.r.opts.Locked[source]; ok && l.Digest != "" && (rs.r.opts.Update == nil || !rs.r.opts.Update(source)) && satisfies(l.Version, reqs) {
-		return choice{tag: l.Version, digest: l.Digest}, nil
+	if rs.r.opts.Update == nil || !rs.r.opts.Update(source) {
+		for _, l := range rs.r.opts.Locked[source] {
+			if l.Digest != "" && satisfies(l.Version, reqs) {
+				return choice{tag: l.Version, digest: l.Digest}, nil
+			}
+		}
 	}
 	if !needsTags(reqs) {
 		for _, r := range reqs {
@@ -447,11 +515,33 @@ func (rs *roundState) choose(ctx context.Context, source string, reqs []requirem
 	if err != nil {
 		return choice{}, withChain(reqs, source, err)
 	}
+	if policy.Pick != nil && !anyReq(reqs) {
+		requests := make([]Request, len(reqs))
+		for i, r := range reqs {
+			requests[i] = Request{From: r.from, Tag: r.tag, Constraint: r.constraint, Prereleases: r.prereleases, Group: r.group}
+		}
+		tag, err := policy.Pick(requests, tags)
+		if err != nil {
+			return choice{}, withChain(reqs, source, err)
+		}
+		return choice{tag: tag}, nil
+	}
 	tag, err := pickTag(source, reqs, tags)
 	if err != nil {
 		return choice{}, err
 	}
 	return choice{tag: tag}, nil
+}
+
+// anyReq reports whether some requirement accepts any version (a
+// replaced edge).
+func anyReq(reqs []requirement) bool {
+	for _, r := range reqs {
+		if r.any {
+			return true
+		}
+	}
+	return false
 }
 
 // choosePinned checks a digest pin against the other requirements on the
@@ -516,34 +606,36 @@ func satisfies(tag string, reqs []requirement) bool {
 }
 
 // addPackage records a visited package and its edges, and returns the
-// sources its edges lead to.
+// node keys its edges lead to.
 func (rs *roundState) addPackage(res levelResult) ([]string, error) {
-	reqs := rs.requirementsFor(res.source)
-	if len(rs.reqs[res.source]) > 0 {
-		reqs = rs.reqs[res.source]
+	reqs := rs.requirementsFor(res.key)
+	if len(rs.reqs[res.key]) > 0 {
+		reqs = rs.reqs[res.key]
 	}
+	meta := res.entry.meta
 	p := &Package{
 		Source:     res.source,
-		Kind:       res.meta.Kind,
+		Kind:       meta.Kind,
 		Version:    res.choice.tag,
-		Descriptor: res.desc,
-		Meta:       res.meta,
+		Descriptor: res.entry.desc,
+		Meta:       meta,
+		rules:      res.entry.rules,
 	}
 	if len(reqs) > 0 {
 		p.Ref = reqs[0].ref
 		p.Chain = reqs[0].chain
+		p.path = reqs[0].path
 	}
-	rs.graph.Packages[res.source] = p
-	for _, w := range res.meta.Warnings {
-		rs.graph.Warnings = append(rs.graph.Warnings, p.Label()+": "+w)
-	}
+	rs.nodes[res.key] = p
+	rs.order = append(rs.order, res.key)
 	parentRef, err := ociref.Parse(res.source)
 	if err != nil {
 		return nil, err
 	}
+	rules := res.entry.rules
 	chain := append(append([]string(nil), p.Chain...), p.Label())
-	for _, old := range res.meta.Replaces {
-		oldRef, err := ociref.Qualify(old, parentRef)
+	for _, old := range meta.Replaces {
+		oldRef, err := rules.Qualify(old, parentRef)
 		if err != nil {
 			return nil, fmt.Errorf("%s: replaces %q: %w", strings.Join(chain, " -> "), old, err)
 		}
@@ -553,56 +645,205 @@ func (rs *roundState) addPackage(res levelResult) ([]string, error) {
 		rs.replacing[oldRef.Repo()] = res.source
 		p.Replaces = appendUnique(p.Replaces, oldRef.Repo())
 	}
+	policy := rules.Policy()
 	var targets []string
-	for _, d := range res.meta.Dependencies {
-		edge, req, err := rs.edge(p, parentRef, chain, d)
+	for _, d := range meta.Dependencies {
+		edges, err := rs.edges(p, parentRef, chain, d, rules)
 		if err != nil {
 			return nil, err
 		}
-		p.Dependencies = append(p.Dependencies, edge)
-		rs.addReq(edge.Target, req)
-		targets = append(targets, edge.Target)
+		for _, e := range edges {
+			p.Dependencies = append(p.Dependencies, e.edge)
+			rs.addReq(e.edge.Target, e.req, policy)
+			targets = append(targets, e.edge.Target)
+		}
 	}
 	return targets, nil
 }
 
-// edge resolves one declared dependency to its target source.
-func (rs *roundState) edge(p *Package, parent ociref.Reference, chain []string, d format.Dependency) (Edge, requirement, error) {
+type plannedEdge struct {
+	edge Edge
+	req  requirement
+}
+
+// edges resolves one declared dependency to the node keys it leads to:
+// the package that satisfies it and, for a Porter dependency with an
+// interface reference, the bundle that defines the interface.
+func (rs *roundState) edges(p *Package, parent ociref.Reference, chain []string, d format.Dependency, rules Rules) ([]plannedEdge, error) {
 	where := strings.Join(chain, " -> ")
+	path := d.Name
+	if p.path != "" {
+		path = p.path + "/" + d.Name
+	}
 	declared := d.Ref
 	constraint := d.Constraint
-	if use, ok := rs.r.opts.Use[d.Name]; ok && d.Name != "" {
-		declared, constraint = use, ""
-	} else if declared == "" {
-		if d.Interface {
-			return Edge{}, requirement{}, (fmt.Errorf("%s: dependency %q declares only an interface and no bundle; choose an implementation with `use: {%s: REF}` in ferry.yaml", where, d.Name, d.Name))
-		}
-		return Edge{}, requirement{}, badInput(fmt.Errorf("%s: dependency %q has no reference", where, d.Name))
+	useKey := ""
+	use, ok := rs.r.opts.Use[path]
+	if ok {
+		useKey = path
+	} else if use, ok = rs.r.opts.Use[d.Name]; ok && d.Name != "" {
+		useKey = d.Name
 	}
-	ref, err := ociref.Qualify(declared, parent)
+	var out []plannedEdge
+	if useKey != "" {
+		useRef, err := rules.Qualify(use.Ref, parent)
+		if err != nil {
+			return nil, badInput(fmt.Errorf("use %s: %w", useKey, err))
+		}
+		if useRef.Tag != "" && constraint != "" {
+			req := requirement{from: p.Label(), constraint: constraint, prereleases: d.Prereleases}
+			if c, ok, err := constraintOf(req); err == nil && ok {
+				if v := ParseTag(useRef.Tag); (v == nil || !c.Check(v)) && !use.Force {
+					return nil, badInput(fmt.Errorf("%s: dependency %q requires %q, and `use: {%s: %s}` gives %s, which does not satisfy it; choose a version in range, or write `use: {%s: {ref: %s, force: true}}` to override the parent's constraint", where, d.Name, constraint, useKey, use.Ref, useRef.Tag, useKey, use.Ref))
+				}
+			}
+		}
+		declared = use.Ref
+		if useRef.Tag != "" || useRef.Digest != "" {
+			constraint = ""
+		}
+	} else if declared == "" {
+		if d.Interface && d.InterfaceRef == "" {
+			return nil, fmt.Errorf("%s: dependency %q declares only an interface and no bundle; choose an implementation with `use: {%s: REF}` in ferry.yaml", where, d.Name, d.Name)
+		}
+		if !d.Interface {
+			return nil, badInput(fmt.Errorf("%s: dependency %q has no reference", where, d.Name))
+		}
+	}
+	if declared == "" {
+		return nil, fmt.Errorf("%s: dependency %q declares only an interface (%s) and no bundle; choose an implementation with `use: {%s: REF}` in ferry.yaml", where, d.Name, d.InterfaceRef, d.Name)
+	}
+	e, err := rs.edge(p, parent, chain, d, rules, declared, constraint, path)
 	if err != nil {
-		return Edge{}, requirement{}, badInput(fmt.Errorf("%s: dependency %q: %w", where, d.Name, err))
+		return nil, err
+	}
+	e.edge.Use = useKey
+	out = append(out, e)
+	if d.InterfaceRef != "" {
+		ie, err := rs.edge(p, parent, chain, format.Dependency{Name: d.Name, Ref: d.InterfaceRef}, rules, d.InterfaceRef, "", path)
+		if err != nil {
+			return nil, err
+		}
+		ie.edge.Role = RoleInterface
+		out = append(out, ie)
+	}
+	return out, nil
+}
+
+// edge resolves one reference declared by p to its node key.
+func (rs *roundState) edge(p *Package, parent ociref.Reference, chain []string, d format.Dependency, rules Rules, declared, constraint, path string) (plannedEdge, error) {
+	where := strings.Join(chain, " -> ")
+	ref, err := rules.Qualify(declared, parent)
+	if err != nil {
+		return plannedEdge{}, badInput(fmt.Errorf("%s: dependency %q: %w", where, d.Name, err))
 	}
 	req := requirement{
 		from:        p.Label(),
 		chain:       chain,
+		path:        path,
 		ref:         ref.String(),
 		constraint:  constraint,
 		prereleases: d.Prereleases,
 		tag:         ref.Tag,
 		digest:      ref.Digest,
+		group:       d.SharingGroup,
 	}
 	if strings.HasPrefix(constraint, "sha256:") {
 		req.digest, req.constraint = digest.Digest(constraint), ""
 	}
+	policy := rules.Policy()
 	target := ref.Repo()
-	if to, ok := rs.r.opts.Replace[target]; ok {
-		target = to
-	} else if to, ok := rs.pkgReplace[target]; ok && to != p.Source {
-		target = to
-		req = requirement{from: p.Label(), chain: chain, ref: req.ref, any: true}
+	key := ""
+	switch {
+	case rs.r.opts.Replace[target] != "":
+		target = rs.r.opts.Replace[target]
+	case rs.pkgReplace[target] != "" && rs.pkgReplace[target] != p.Source:
+		target = rs.pkgReplace[target]
+		req = requirement{from: p.Label(), chain: chain, path: path, ref: req.ref, any: true}
 	}
-	return Edge{Name: d.Name, Ref: d.Ref, Constraint: d.Constraint, Target: target, After: d.After}, req, nil
+	if policy.Unshared && !req.any {
+		if d.SharingGroup != "" {
+			key = "group:" + d.SharingGroup
+		} else {
+			key = "req:" + req.canonical()
+		}
+	}
+	return plannedEdge{
+		edge: Edge{Name: d.Name, Ref: d.Ref, Constraint: d.Constraint, Target: nodeKey(target, key), After: d.After, Group: d.SharingGroup, InterfaceDocument: d.InterfaceDocument},
+		req:  req,
+	}, nil
+}
+
+// finish turns the round's nodes into the graph: nodes that chose the
+// same digest of one source become one package, identified by its source
+// when the source has one package in the closure, else by SOURCE@DIGEST.
+func (rs *roundState) finish(rootKeys []string) (*Graph, error) {
+	g := rs.graph
+	digests := map[string][]string{}
+	for _, key := range rs.order {
+		p := rs.nodes[key]
+		d := p.Descriptor.Digest.String()
+		if !slices.Contains(digests[p.Source], d) {
+			digests[p.Source] = append(digests[p.Source], d)
+		}
+	}
+	ids := map[string]string{} // node key -> package ID
+	for _, key := range rs.order {
+		p := rs.nodes[key]
+		id := p.Source
+		if len(digests[p.Source]) > 1 {
+			id = p.Source + "@" + p.Descriptor.Digest.String()
+		}
+		ids[key] = id
+		if _, ok := g.Packages[id]; !ok {
+			p.ID = id
+			g.Packages[id] = p
+			for _, w := range p.Meta.Warnings {
+				g.Warnings = append(g.Warnings, p.Label()+": "+w)
+			}
+		}
+	}
+	for _, p := range g.Packages {
+		for i := range p.Dependencies {
+			if id, ok := ids[p.Dependencies[i].Target]; ok {
+				p.Dependencies[i].Target = id
+			} else {
+				p.Dependencies[i].Target = sourceOf(p.Dependencies[i].Target)
+			}
+		}
+	}
+	for _, k := range rootKeys {
+		if id, ok := ids[k]; ok {
+			g.Roots = appendUnique(g.Roots, id)
+		}
+	}
+	// A format that shares one version per repository (Crossplane) cannot
+	// install two: roots at two versions of such a package, or a root and
+	// a dependency that disagree, are a conflict.
+	var errs []error
+	for src, ds := range digests {
+		if len(ds) < 2 {
+			continue
+		}
+		var labels []string
+		shared := false
+		for _, d := range ds {
+			p := g.Packages[src+"@"+d]
+			if !p.rules.Policy().Unshared {
+				shared = true
+			}
+			labels = append(labels, p.Label()+" (via "+strings.Join(append(p.Chain, p.Label()), " -> ")+")")
+		}
+		if shared {
+			sort.Strings(labels)
+			errs = append(errs, fmt.Errorf("%s is needed at %d versions, and its format installs one version of a package: %s", src, len(ds), strings.Join(labels, "; ")))
+		}
+	}
+	if len(errs) > 0 {
+		sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+		return nil, errors.Join(errs...)
+	}
+	return g, nil
 }
 
 func checkReplaceCycles(pkg, user map[string]string) error {

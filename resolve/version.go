@@ -15,6 +15,11 @@ type requirement struct {
 	from string
 	// chain is the path that led to the requirement.
 	chain []string
+	// path is the dependency's path of names from a root ("svc-a/db"),
+	// which `use` keys may name.
+	path string
+	// group is the sharing group the requirement belongs to, if any.
+	group string
 	// ref is the reference as declared.
 	ref string
 	// constraint is a semver constraint; empty when none was declared.
@@ -27,6 +32,13 @@ type requirement struct {
 	digest digest.Digest
 	// any accepts whatever the closure already selected (a replaced edge).
 	any bool
+}
+
+// canonical identifies what a requirement asks for, whoever asks: two
+// edges resolved on their own with one canonical requirement choose the
+// same version, so they share one node.
+func (r requirement) canonical() string {
+	return fmt.Sprintf("tag=%s constraint=%s pre=%t digest=%s", r.tag, r.constraint, r.prereleases, r.digest)
 }
 
 func (r requirement) describe() string {

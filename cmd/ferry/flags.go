@@ -12,10 +12,10 @@ import (
 
 	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/client"
-	"github.com/ferryhq/ferry/crossplane"
 	"github.com/ferryhq/ferry/exitcode"
-	"github.com/ferryhq/ferry/format"
-	"github.com/ferryhq/ferry/porter"
+	"github.com/ferryhq/ferry/crossplane"
+	"github.com/ferryhq/ferry/formats"
+	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/relocate"
 )
 
@@ -28,6 +28,31 @@ type globalFlags struct {
 	registryConfig string
 	quiet          bool
 	logLevel       string
+	// defaultRegistry qualifies crossplane.yaml dependencies written
+	// without a registry.
+	defaultRegistry string
+}
+
+// settings returns the format sections the flags set, merged over what an
+// input file says (mirrorset.FromArgs).
+func (g *globalFlags) settings() (*mirrorset.MirrorSet, error) {
+	m := &mirrorset.MirrorSet{}
+	if g.defaultRegistry != "" {
+		if err := m.SetSection("crossplane", map[string]string{"defaultRegistry": g.defaultRegistry}); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// inputs returns the MirrorSet named by ROOTs (see mirrorset.FromArgs),
+// with the flags' settings.
+func (g *globalFlags) inputs(args []string, version string) (*mirrorset.MirrorSet, string, error) {
+	settings, err := g.settings()
+	if err != nil {
+		return nil, "", err
+	}
+	return mirrorset.FromArgs(args, version, formats.All(), settings)
 }
 
 func (g *globalFlags) register(c *cobra.Command) {
@@ -39,6 +64,7 @@ func (g *globalFlags) register(c *cobra.Command) {
 	f.StringVar(&g.registryConfig, "registry-config", "", "docker config.json with registry credentials (default $DOCKER_CONFIG/config.json or ~/.docker/config.json)")
 	f.BoolVarP(&g.quiet, "quiet", "q", false, "print only results and errors")
 	f.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.StringVar(&g.defaultRegistry, "default-registry", "", "registry for crossplane.yaml dependencies written without one (default "+crossplane.DefaultRegistry+"; ferry.yaml: crossplane.defaultRegistry)")
 }
 
 // env builds the pipeline environment from the flags.
@@ -50,7 +76,7 @@ func (g *globalFlags) env() (*ferry.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ferry.Env{Client: c, Formats: formats(), Concurrency: g.jobs}, nil
+	return &ferry.Env{Client: c, Formats: formats.All(), Concurrency: g.jobs}, nil
 }
 
 // client builds the registry client from --plain-http, --ca-file,
@@ -86,10 +112,7 @@ func (g *globalFlags) logger() (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})), nil
 }
 
-// formats lists the package formats ferry reads, in the order tried.
-func formats() []format.Reader {
-	return []format.Reader{porter.Reader{}, crossplane.Reader{}}
-}
+
 
 // checkOutput rejects an -o value the command does not know.
 func (g *globalFlags) checkOutput(allowed ...string) error {

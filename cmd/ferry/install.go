@@ -63,6 +63,15 @@ is 3.`,
 			if opts.Mirror, err = mirrorFlag(mirror); err != nil {
 				return err
 			}
+			// The lock's input file, when it is here, sets up what
+			// formats write (Crossplane pull secrets).
+			ms, _, err := env.Inputs(l, lockPath)
+			if err != nil {
+				return err
+			}
+			if opts.Writers, err = env.Writers(ms); err != nil {
+				return err
+			}
 			// Before PORTER_HOME is staged: nothing is read or written
 			// for a lock whose signature fails.
 			if err := install.CheckLockSignature(l, opts); err != nil {

@@ -39,7 +39,7 @@ byte-identical.`,
 				return err
 			}
 			args, update = updateNamesFromArgs(cmd, args, update)
-			ms, input, err := mirrorset.FromArgs(args, version)
+			ms, input, err := g.inputs(args, version)
 			if err != nil {
 				return err
 			}

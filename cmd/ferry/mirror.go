@@ -57,7 +57,7 @@ private registry and writes the lock with its mirror locations.`,
 			if fromArchive != "" {
 				mapping, _ := relocate.ParseMapping(to)
 				l, rep, err := relocate.FromArchive(cmd.Context(), fromArchive, relocate.Options{
-					Source: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress,
+					Source: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Formats: env.Formats,
 				}, func(ctx context.Context, store *oci.ReadOnlyStore, l *lock.Lock) error {
 					pushed, err := env.ImportMixins(ctx, store, l, mapping)
 					for _, m := range pushed {
@@ -70,7 +70,7 @@ private registry and writes the lock with its mirror locations.`,
 				}
 				return finishMirror(g, l, lockPath, rep)
 			}
-			l, ms, err := lockToMirror(cmd, env, args, lockPath, version)
+			l, ms, err := lockToMirror(cmd, g, env, args, lockPath, version)
 			if err != nil {
 				return err
 			}
@@ -80,7 +80,7 @@ private registry and writes the lock with its mirror locations.`,
 			}
 			if toArchive != "" {
 				rep, err := relocate.ToArchive(cmd.Context(), l, toArchive, relocate.Options{
-					Source: env.Client, Concurrency: g.jobs, Progress: progress,
+					Source: env.Client, Concurrency: g.jobs, Progress: progress, Formats: env.Formats,
 				}, mixins.Archive)
 				if err != nil {
 					return err
@@ -95,7 +95,7 @@ private registry and writes the lock with its mirror locations.`,
 				return err
 			}
 			rep, err := relocate.Mirror(cmd.Context(), l, relocate.Options{
-				Source: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress,
+				Source: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Formats: env.Formats,
 			})
 			if err != nil {
 				return err
@@ -144,7 +144,7 @@ func checkMirrorFlags(args []string, to, toArchive, fromArchive string) error {
 // lockToMirror returns the lock to mirror: the --lock file as it is, or
 // the closure of ROOTs (or ferry.yaml) locked afresh, keeping versions the
 // existing lock holds.
-func lockToMirror(cmd *cobra.Command, env *ferry.Env, args []string, lockPath, version string) (*lock.Lock, *mirrorset.MirrorSet, error) {
+func lockToMirror(cmd *cobra.Command, g *globalFlags, env *ferry.Env, args []string, lockPath, version string) (*lock.Lock, *mirrorset.MirrorSet, error) {
 	lockFlag := cmd.Flags().Changed("lock")
 	if !lockFlag && len(args) == 0 && !fileExists(mirrorset.DefaultFile) && fileExists(lockPath) {
 		// No inputs to resolve: mirror the lock as it is.
@@ -157,7 +157,7 @@ func lockToMirror(cmd *cobra.Command, env *ferry.Env, args []string, lockPath, v
 		l, err := lock.Read(lockPath)
 		return l, nil, err
 	}
-	ms, input, err := mirrorset.FromArgs(args, version)
+	ms, input, err := g.inputs(args, version)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -26,7 +26,7 @@ OCI reference or a ferry.yaml; with none, ferry.yaml is read.`,
 			if err := g.checkOutput(resolve.OutputTree, resolve.OutputJSON, resolve.OutputDot, resolve.OutputPlan); err != nil {
 				return err
 			}
-			ms, _, err := mirrorset.FromArgs(args, version)
+			ms, _, err := g.inputs(args, version)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,22 @@
+// Package formats is the one list of the package formats ferry speaks.
+// Adding a format is one folder plus one line here; the pipeline finds
+// what a format does through the interfaces it implements (see package
+// format).
+package formats
+
+import (
+	"github.com/ferryhq/ferry/crossplane"
+	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/mixin"
+	"github.com/ferryhq/ferry/porter"
+)
+
+// All returns every format, in the order their readers are tried on a
+// manifest.
+func All() []format.Format {
+	return []format.Format{
+		porter.Reader{},
+		crossplane.Format{},
+		mixin.Format{},
+	}
+}

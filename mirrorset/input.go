@@ -1,0 +1,60 @@
+package mirrorset
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/format"
+)
+
+// LoadFile reads a local input file: a ferry.yaml, or a file one of
+// formats accepts as ROOT (porter.yaml, crossplane.yaml). settings carries
+// format sections given by flags; it may be nil.
+func LoadFile(path string, formats []format.Format, settings *MirrorSet) (*MirrorSet, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Load(path, formats) // reports the error with ferry.yaml's wording
+	}
+	if !isMirrorSet(path, data) {
+		if settings == nil {
+			settings = &MirrorSet{}
+		}
+		for _, f := range formats {
+			r, ok := f.(InputReader)
+			if !ok {
+				continue
+			}
+			m, ok, err := r.ReadInput(path, data, settings)
+			if err != nil {
+				return nil, exitcode.BadInput("%s: %w", path, err)
+			}
+			if ok {
+				if err := m.Validate(); err != nil {
+					return nil, exitcode.BadInput("%s: %w", path, err)
+				}
+				if err := m.CheckSections(formats); err != nil {
+					return nil, exitcode.BadInput("%s: %w", path, err)
+				}
+				return m, nil
+			}
+		}
+	}
+	return Load(path, formats)
+}
+
+// isMirrorSet reports whether a file is a ferry.yaml: by its name, else by
+// `kind: MirrorSet` in it.
+func isMirrorSet(path string, data []byte) bool {
+	switch strings.ToLower(filepath.Base(path)) {
+	case DefaultFile, "ferry.yml":
+		return true
+	}
+	var head struct {
+		Kind string `yaml:"kind"`
+	}
+	return yaml.Unmarshal(data, &head) == nil && head.Kind == Kind
+}

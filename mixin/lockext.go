@@ -1,0 +1,449 @@
+package mixin
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/ferryhq/ferry"
+	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/mirrorset"
+	"github.com/ferryhq/ferry/resolve"
+)
+
+// Request is one demand for a mixin: a ferry.yaml (or porter.yaml)
+// `mixins` entry, or a mixin a resolved bundle records.
+type Request struct {
+	// Name is the mixin name.
+	Name string
+	// Constraint selects the version: "" (latest), an exact feed version,
+	// or a semver constraint.
+	Constraint string
+	// Feed is the Atom feed the version is chosen from, or, when Base is
+	// set, the download location of Porter's `--url` layout
+	// (FEED/VERSION/NAME-OS-ARCH[.exe]).
+	Feed string
+	// Base reports that Feed is a download location, not a feed.
+	Base bool
+	// From says who asked: "ferry.yaml" or a bundle's label.
+	From string
+	// Recorded lists what the asking bundles record of the binaries
+	// (file name to digest), to check the downloads against.
+	Recorded []Recorded
+}
+
+// Recorded is what one bundle records of a mixin version's binaries
+// (bundle.json `custom."sh.porter".mixins.NAME.binaries`).
+type Recorded struct {
+	// From is the bundle's label.
+	From string
+	// Binaries maps a file name (NAME-OS-ARCH[.exe]) to its digest.
+	Binaries map[string]string
+}
+
+// Requests collects the mixins to lock, deduplicated, in a stable order:
+// first ferry.yaml's (or porter.yaml's) `mixins` entries, then the
+// mixins of resolved bundles, by bundle source.
+//
+// A bundle's recorded mixin (`custom."sh.porter".mixins`, which Porter's
+// "Mixin Versioning" proposal extends with `url`, `version` and
+// `binaries`: getporter/proposals pep/002-mixin-versioning.md, "Build") is
+// a request only when the user asks for it: ferry.yaml's `mixins` names
+// the mixin, or `bundleMixins: true` (the --bundle-mixins flag) asks for
+// every bundle's mixins. Otherwise a bundle's mixins are ignored and no
+// feed is contacted for them. A bundle's request is for exactly the
+// version it records, or the latest when it records none.
+//
+// The source of a request is, in order: the feed of the ferry.yaml entry
+// of the same name when it sets one (the user's choice, such as an
+// internal copy of the feed); else the `url` the bundle records — a feed
+// when its path ends in .xml, else the download location Porter's
+// `porter mixins install --url` takes (URL/VERSION/NAME-OS-ARCH), usable
+// only for a recorded version; else defaultFeed. Whatever the source, the
+// digests a bundle records must match what is downloaded (see
+// Format.Lock).
+func Requests(in *mirrorset.MirrorSet, g *resolve.Graph, defaultFeed string) ([]Request, error) {
+	s, err := readSettings(in)
+	if err != nil {
+		return nil, err
+	}
+	return requests(s, g, defaultFeed)
+}
+
+func requests(s *settings, g *resolve.Graph, defaultFeed string) ([]Request, error) {
+	feeds := map[string]string{}
+	named := map[string]bool{}
+	for _, e := range s.entries {
+		named[e.Name] = true
+		if f := strings.TrimSpace(e.Feed); f != "" {
+			feeds[e.Name] = f
+		}
+	}
+	var out []Request
+	index := map[string]int{}
+	add := func(r Request) {
+		key := r.Name + "\x00" + r.Constraint + "\x00" + r.Feed
+		if i, ok := index[key]; ok {
+			out[i].Recorded = append(out[i].Recorded, r.Recorded...)
+			return
+		}
+		index[key] = len(out)
+		out = append(out, r)
+	}
+	for _, e := range s.entries {
+		f, ok := feeds[e.Name]
+		if !ok {
+			f = defaultFeed
+		}
+		add(Request{Name: e.Name, Constraint: strings.TrimSpace(e.Version), Feed: f, From: "ferry.yaml"})
+	}
+	if g == nil {
+		return out, nil
+	}
+	for _, src := range g.Sources() {
+		p := g.Packages[src]
+		if p == nil || p.Meta == nil {
+			continue
+		}
+		for _, m := range p.Meta.Mixins {
+			if !s.bundles && !named[m.Name] {
+				continue
+			}
+			if err := CheckName(m.Name); err != nil {
+				return nil, fmt.Errorf("%s: mixin %q: %w", p.Label(), m.Name, err)
+			}
+			r := Request{Name: m.Name, Constraint: strings.TrimSpace(m.Version), From: p.Label()}
+			if len(m.Binaries) > 0 {
+				r.Recorded = []Recorded{{From: p.Label(), Binaries: m.Binaries}}
+			}
+			u := strings.TrimSpace(m.URL)
+			switch f, ok := feeds[m.Name]; {
+			case ok:
+				r.Feed = f
+			case u != "" && isFeedURL(u):
+				r.Feed = u
+			case u != "" && r.Constraint != "":
+				r.Feed, r.Base = u, true
+			default:
+				r.Feed = defaultFeed
+			}
+			if u != "" && r.Feed == u {
+				if err := checkFeedURL(u); err != nil {
+					return nil, fmt.Errorf("%s: mixin %s: url: %w", p.Label(), m.Name, err)
+				}
+			}
+			add(r)
+		}
+	}
+	return out, nil
+}
+
+// isFeedURL reports whether a recorded mixin url names an Atom feed
+// (atom.xml) rather than a download location.
+func isFeedURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	return strings.HasSuffix(strings.ToLower(u.Path), ".xml")
+}
+
+// Lock resolves and downloads every mixin in and the bundles of g ask for
+// (see Requests) and writes them into l's `mixins` section.
+//
+// Each request chooses the highest feed version that satisfies its
+// constraint; "latest" or none means the highest non-prerelease version.
+// A version locked in prev for the same name and source is kept while it
+// satisfies the request, unless run.Update selects the mixin's name.
+// Requests that choose the same version share one entry, whose
+// `constraint` lists theirs, comma-separated ("latest" for none), and
+// whose source is the first request's; requests that choose different
+// versions give one entry per version, so the lock may hold several
+// versions of one mixin.
+//
+// Every binary of every chosen version (restricted to ferry.yaml's
+// `platforms`, plus the linux/amd64 runtime) is downloaded into the run's
+// download directory, hashed on the way: nothing is written to the working
+// directory. A binary of a version prev already locks must match it, and
+// a binary a requesting bundle records a digest for must match that
+// digest; otherwise the error carries exitcode.Mismatch and names the
+// file (and the bundle). Mirror locations in prev are kept for entries
+// whose binaries did not change.
+func (f Format) Lock(ctx context.Context, run *ferry.Run, in *mirrorset.MirrorSet, g *resolve.Graph, l, prev *lock.Lock) error {
+	s, err := readSettings(in)
+	if err != nil {
+		return err
+	}
+	reqs, err := requests(s, g, f.feed())
+	if err != nil {
+		return err
+	}
+	if len(reqs) == 0 {
+		return SetLock(l, nil)
+	}
+	prevLocked, err := FromLock(prev)
+	if err != nil {
+		return fmt.Errorf("previous lock: %w", err)
+	}
+	dir, err := runDir(run)
+	if err != nil {
+		return err
+	}
+	feeds, err := loadFeeds(ctx, run, reqs)
+	if err != nil {
+		return err
+	}
+
+	type group struct {
+		name, version, feed string
+		constraints         []string
+		recorded            []Recorded
+	}
+	groups := map[string]*group{}
+	var order []string
+	for _, r := range reqs {
+		version := ""
+		if prevLocked != nil && (run.Update == nil || !run.Update(r.Name)) {
+			version = keptVersion(prevLocked, r)
+		}
+		if version == "" {
+			v, err := feeds[r.Feed].Choose(r.Name, r.Constraint)
+			if err != nil {
+				return fmt.Errorf("%s: %w", r.From, err)
+			}
+			version = v.Version
+		}
+		key := r.Name + "@" + version
+		gr, ok := groups[key]
+		if !ok {
+			gr = &group{name: r.Name, version: version, feed: r.Feed}
+			groups[key] = gr
+			order = append(order, key)
+		}
+		c := r.Constraint
+		if c == "" {
+			c = "latest"
+		}
+		if !contains(gr.constraints, c) {
+			gr.constraints = append(gr.constraints, c)
+		}
+		gr.recorded = append(gr.recorded, r.Recorded...)
+	}
+	hc := run.Client.HTTPClient()
+	out := make([]Locked, 0, len(order))
+	for _, key := range order {
+		gr := groups[key]
+		old := findLocked(prevLocked, gr.name, gr.version)
+		sub, err := SafeJoin(dir, gr.name, gr.version)
+		if err != nil {
+			return exitcode.With(exitcode.Usage, fmt.Errorf("mixin %s %s: %w", gr.name, gr.version, err))
+		}
+		// The version is already chosen: pass it as the constraint.
+		locked, err := Fetch(ctx, hc, feeds[gr.feed], gr.name, gr.version, s.platforms, old, sub)
+		if err != nil {
+			return err
+		}
+		for _, rec := range gr.recorded {
+			if err := checkRecorded(locked, rec); err != nil {
+				return err
+			}
+		}
+		sort.Strings(gr.constraints)
+		locked.Constraint = strings.Join(gr.constraints, ", ")
+		if old != nil && sameBinaries(old, locked) {
+			locked.Mirror = old.Mirror
+		}
+		out = append(out, *locked)
+	}
+	return SetLock(l, out)
+}
+
+// loadFeeds loads every feed the requests name, once each, and builds an
+// in-memory feed for every download location (Request.Base) from the
+// versions and binaries the bundles record.
+func loadFeeds(ctx context.Context, run *ferry.Run, reqs []Request) (map[string]*Feed, error) {
+	feeds := map[string]*Feed{}
+	hc := run.Client.HTTPClient()
+	for _, r := range reqs {
+		if r.Base {
+			f, ok := feeds[r.Feed]
+			if !ok {
+				f = &Feed{URL: r.Feed, index: map[string]map[string]*Version{}, allowPlain: allowPlainHTTP}
+				feeds[r.Feed] = f
+			}
+			if err := f.addBase(r); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if _, ok := feeds[r.Feed]; ok {
+			continue
+		}
+		f, err := LoadFeed(ctx, hc, r.Feed, allowPlainHTTP)
+		if err != nil {
+			return nil, fmt.Errorf("%s: mixin %s: %w", r.From, r.Name, err)
+		}
+		feeds[r.Feed] = f
+	}
+	return feeds, nil
+}
+
+// porterPlatforms are the platforms Porter's mixins are published for
+// (porter.sh, "Distributing Mixins"), assumed for a download location
+// whose bundle records no binaries.
+var porterPlatforms = []string{"darwin/amd64", "linux/amd64", "windows/amd64"}
+
+// addBase adds r's version to a download location's in-memory feed: the
+// binaries the bundle records, and the linux/amd64 runtime, each at
+// FEED/VERSION/FILE; when the bundle records none, Porter's platforms.
+func (f *Feed) addBase(r Request) error {
+	v := &Version{Mixin: r.Name, Version: r.Constraint}
+	if old := f.index[r.Name][r.Constraint]; old != nil {
+		v = old
+	}
+	files := map[string]bool{BinaryName(r.Name, RuntimeOS, RuntimeArch): true}
+	for _, rec := range r.Recorded {
+		for k := range rec.Binaries {
+			if _, _, err := ParseBinaryName(r.Name, k); err != nil {
+				return fmt.Errorf("%s: mixin %s: recorded binary: %w", rec.From, r.Name, err)
+			}
+			files[k] = true
+		}
+	}
+	if len(r.Recorded) == 0 {
+		for _, p := range porterPlatforms {
+			goos, goarch, _ := strings.Cut(p, "/")
+			files[BinaryName(r.Name, goos, goarch)] = true
+		}
+	}
+	for _, have := range v.Files {
+		delete(files, have.Name)
+	}
+	names := make([]string, 0, len(files))
+	for k := range files {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		goos, goarch, _ := ParseBinaryName(r.Name, k)
+		u, err := url.JoinPath(r.Feed, r.Constraint, k)
+		if err != nil {
+			return exitcode.BadInput("%s: mixin %s: url %q: %w", r.From, r.Name, r.Feed, err)
+		}
+		v.Files = append(v.Files, File{Name: k, OS: goos, Arch: goarch, URL: u})
+	}
+	if f.index[r.Name] == nil {
+		f.index[r.Name] = map[string]*Version{}
+	}
+	f.index[r.Name][r.Constraint] = v
+	return nil
+}
+
+// checkRecorded fails closed when a downloaded binary differs from the
+// digest a bundle records for it. Recorded binaries that were not
+// downloaded (other platforms) are not checked.
+func checkRecorded(l *Locked, rec Recorded) error {
+	keys := make([]string, 0, len(rec.Binaries))
+	for k := range rec.Binaries {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		got, ok := l.Binaries[k]
+		if !ok {
+			continue
+		}
+		want := normalDigest(rec.Binaries[k])
+		if got.Digest != want {
+			return exitcode.Mismatchf("%s: mixin %s %s: binary %s is %s in the bundle, but %s downloads as %s",
+				rec.From, l.Name, l.Version, k, want, got.URL, got.Digest)
+		}
+	}
+	return nil
+}
+
+// normalDigest writes a recorded digest as "sha256:hex"; the proposal's
+// examples give bare hex.
+func normalDigest(d string) string {
+	d = strings.ToLower(strings.TrimSpace(d))
+	if !strings.Contains(d, ":") {
+		d = "sha256:" + d
+	}
+	return d
+}
+
+// allowPlainHTTP lets mixin downloads use plain HTTP to any host: the
+// registry client's transport still refuses hosts that are neither
+// loopback nor named with --plain-http.
+func allowPlainHTTP(string) bool { return true }
+
+// keptVersion returns the highest version prev locks for r's mixin from
+// r's source that still satisfies r's constraint, or "".
+func keptVersion(prev []Locked, r Request) string {
+	var best string
+	var bestV *semver.Version
+	for _, m := range prev {
+		if m.Name != r.Name || m.Feed != r.Feed || !satisfies(m.Version, r.Constraint) {
+			continue
+		}
+		v, err := semver.NewVersion(m.Version)
+		if best == "" || (err == nil && (bestV == nil || v.GreaterThan(bestV))) {
+			best, bestV = m.Version, v
+		}
+	}
+	return best
+}
+
+// satisfies reports whether a locked version meets a request's
+// constraint, with the rules of Feed.Choose.
+func satisfies(version, constraint string) bool {
+	c := strings.TrimSpace(constraint)
+	if c == version {
+		return true
+	}
+	v, err := semver.NewVersion(version)
+	if err != nil {
+		return false
+	}
+	if c == "" || c == "latest" {
+		return v.Prerelease() == ""
+	}
+	sc, err := semver.NewConstraint(c)
+	return err == nil && sc.Check(v)
+}
+
+// findLocked returns the entry of ls for name and version, or nil.
+func findLocked(ls []Locked, name, version string) *Locked {
+	for i := range ls {
+		if ls[i].Name == name && ls[i].Version == version {
+			return &ls[i]
+		}
+	}
+	return nil
+}
+
+func sameBinaries(a, b *Locked) bool {
+	if len(a.Binaries) != len(b.Binaries) {
+		return false
+	}
+	for k, x := range a.Binaries {
+		if y, ok := b.Binaries[k]; !ok || x.Digest != y.Digest || x.Size != y.Size {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,76 @@
+package porter
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ferryhq/ferry/mirrorset"
+	"github.com/ferryhq/ferry/mixin"
+	"github.com/ferryhq/ferry/ociref"
+)
+
+// ReadInput reads a porter.yaml given as ROOT: every bundle in
+// `dependencies.requires[]` is a root (its reference normalised the Docker
+// way, constrained by its version), and every `mixins:` entry a mixin to
+// lock (ferry.yaml's `mixins` section). The bundle itself is not published
+// yet, so it is not a root. A dependency that declares only an interface
+// cannot be a root and is an error. A file is a porter.yaml by its name,
+// else by its content: no apiVersion, a name, and mixins, schemaVersion or
+// dependencies.
+func (Reader) ReadInput(path string, data []byte, _ *mirrorset.MirrorSet) (*mirrorset.MirrorSet, bool, error) {
+	if !isPorterYAML(path, data) {
+		return nil, false, nil
+	}
+	pm, err := ParsePorterYAML(bytes.TrimPrefix(data, []byte("\ufeff")))
+	if err != nil {
+		return nil, true, err
+	}
+	m := &mirrorset.MirrorSet{APIVersion: mirrorset.APIVersion, Kind: mirrorset.Kind}
+	for _, d := range pm.Dependencies {
+		if d.Ref == "" {
+			return nil, true, fmt.Errorf("dependency %q declares only an interface: name the bundle to mirror in a ferry.yaml (packages[] and use)", d.Name)
+		}
+		ref, err := ociref.ParseNormalized(d.Ref, "")
+		if err != nil {
+			return nil, true, fmt.Errorf("dependency %q: %w", d.Name, err)
+		}
+		m.Packages = append(m.Packages, mirrorset.Package{Ref: ref.String(), Version: d.Constraint})
+	}
+	var entries []mixin.Entry
+	for _, mx := range pm.Mixins {
+		entries = append(entries, mixin.Entry{Name: mx.Name, Version: mx.Constraint, Feed: mx.Feed})
+	}
+	if len(entries) > 0 {
+		if err := m.SetSection(mixin.KeyMixins, entries); err != nil {
+			return nil, true, err
+		}
+	}
+	if len(m.Packages) == 0 && len(entries) == 0 {
+		return nil, true, fmt.Errorf("no packages or mixins to resolve: the porter.yaml declares no dependencies and no mixins")
+	}
+	return m, true, nil
+}
+
+// isPorterYAML tells a porter.yaml by its name, else by its content.
+func isPorterYAML(path string, data []byte) bool {
+	switch strings.ToLower(filepath.Base(path)) {
+	case "porter.yaml", "porter.yml":
+		return true
+	}
+	var head map[string]any
+	if yaml.Unmarshal(data, &head) != nil {
+		return false
+	}
+	if _, ok := head["apiVersion"]; ok {
+		return false
+	}
+	_, hasName := head["name"]
+	_, hasMixins := head["mixins"]
+	_, hasSchema := head["schemaVersion"]
+	_, hasDeps := head["dependencies"]
+	return hasName && (hasMixins || hasSchema || hasDeps)
+}
