@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/opencontainers/go-digest"
@@ -21,7 +22,7 @@ import (
 
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
-		"github.com/ferryhq/ferry/resolve"
+	"github.com/ferryhq/ferry/resolve"
 )
 
 // APIVersion and Kind identify a lock; DefaultFile is its usual name.
@@ -63,10 +64,10 @@ type Package struct {
 	// Attributes are what a package's format records beside the fields
 	// every package has (an xpkg's `crossplane:` version constraint).
 	Attributes   map[string]string `yaml:",inline" json:"attributes,omitempty"`
-	Dependencies []Dependency `yaml:"dependencies,omitempty" json:"dependencies,omitempty"`
-	Images       []Image      `yaml:"images,omitempty" json:"images,omitempty"`
-	Replaces     []string     `yaml:"replaces,omitempty" json:"replaces,omitempty"`
-	ReplacedBy   string       `yaml:"replacedBy,omitempty" json:"replacedBy,omitempty"`
+	Dependencies []Dependency      `yaml:"dependencies,omitempty" json:"dependencies,omitempty"`
+	Images       []Image           `yaml:"images,omitempty" json:"images,omitempty"`
+	Replaces     []string          `yaml:"replaces,omitempty" json:"replaces,omitempty"`
+	ReplacedBy   string            `yaml:"replacedBy,omitempty" json:"replacedBy,omitempty"`
 }
 
 // Dependency is one locked dependency edge.
@@ -93,6 +94,46 @@ type Image struct {
 	Digest    string `yaml:"digest" json:"digest"`
 	MediaType string `yaml:"mediaType,omitempty" json:"mediaType,omitempty"`
 	Size      int64  `yaml:"size,omitempty" json:"size,omitempty"`
+}
+
+// sections holds the section keys formats registered, with their checks.
+var (
+	sectionsMu sync.RWMutex
+	sections   = map[string]func(*yaml.Node) error{}
+)
+
+// RegisterSection declares a top-level lock key a format owns (`mixins`),
+// with the check Parse runs on it (nil: none). A format registers its
+// sections when its package is initialised; a key no format registered
+// is an error when a lock is parsed, so a misspelt key is never kept.
+func RegisterSection(key string, check func(*yaml.Node) error) {
+	sectionsMu.Lock()
+	defer sectionsMu.Unlock()
+	sections[key] = check
+}
+
+// checkSections checks every section of l against its format.
+func (l *Lock) checkSections() error {
+	sectionsMu.RLock()
+	defer sectionsMu.RUnlock()
+	keys := make([]string, 0, len(l.Sections))
+	for k := range l.Sections {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		check, ok := sections[k]
+		if !ok {
+			return fmt.Errorf("unknown key %q", k)
+		}
+		if check != nil {
+			n := l.Sections[k]
+			if err := check(&n); err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+		}
+	}
+	return nil
 }
 
 // Section decodes the top-level section key into v. It reports false,
@@ -228,6 +269,9 @@ func Parse(data []byte) (*Lock, error) {
 	}
 	if l.APIVersion != APIVersion || l.Kind != Kind {
 		return nil, fmt.Errorf("want apiVersion %s and kind %s, got %q and %q", APIVersion, Kind, l.APIVersion, l.Kind)
+	}
+	if err := l.checkSections(); err != nil {
+		return nil, err
 	}
 	return &l, l.Validate()
 }

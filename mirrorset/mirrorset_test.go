@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/mirrorset"
+	"github.com/ferryhq/ferry/mixin"
 )
 
 const base = `apiVersion: ferry.dev/v1alpha1
@@ -39,7 +41,7 @@ func TestParseProductExample(t *testing.T) {
 	if m.ReplaceMap()["xpkg.upbound.io/upbound/provider-family-aws"] != "xpkg.upbound.io/crossplane-contrib/provider-family-aws" {
 		t.Errorf("replace = %v", m.ReplaceMap())
 	}
-	if m.Mirror.To != "registry.internal.acme.com/mirror" || m.Use["mysql"] == "" || len(m.Platforms) != 2 {
+	if m.Mirror.To != "registry.internal.acme.com/mirror" || m.Use["mysql"].Ref == "" || len(m.Sections["platforms"].Content) != 2 {
 		t.Errorf("parsed %+v", m)
 	}
 }
@@ -49,7 +51,7 @@ func TestParseRejects(t *testing.T) {
 		{"kind", strings.Replace(base, "kind: MirrorSet", "kind: Lock", 1), "kind"},
 		{"unknown field", base + "extra: 1\n", "extra"},
 		{"no packages", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\n", "no packages"},
-		{"partial root", strings.Replace(base, "ghcr.io/acme/wordpress", "acme/wordpress", 1), "packages[0]"},
+		{"bad root", strings.Replace(base, "ghcr.io/acme/wordpress", "Acme/Wordpress", 1), "packages[0]"},
 		{"credentials in root", strings.Replace(base, "ghcr.io/acme/wordpress", "u:pw@ghcr.io/acme/wordpress", 1), "credentials"},
 		{"replace with tag", strings.Replace(base, "provider-family-aws\n    to", "provider-family-aws:v1\n    to", 1), "replace[0]"},
 		{"mixin path", strings.Replace(base, "name: exec", "name: ../exec", 1), "mixins[0]"},
@@ -57,7 +59,10 @@ func TestParseRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := mirrorset.Parse([]byte(tt.yaml))
+			m, err := mirrorset.Parse([]byte(tt.yaml))
+			if err == nil {
+				err = m.CheckSections([]format.Format{mixin.Format{}})
+			}
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Parse = %v, want an error about %q", err, tt.want)
 			}

@@ -61,10 +61,13 @@ type Recorded struct {
 //
 // The source of a request is, in order: the feed of the ferry.yaml entry
 // of the same name when it sets one (the user's choice, such as an
-// internal copy of the feed); else the `url` the bundle records — a feed
-// when its path ends in .xml, else the download location Porter's
-// `porter mixins install --url` takes (URL/VERSION/NAME-OS-ARCH), usable
-// only for a recorded version; else defaultFeed. Whatever the source, the
+// internal copy of the feed); else the `url` the bundle records; else
+// defaultFeed. A source is read as an Atom feed when its path ends in
+// .xml, or when the request is for a range; otherwise it is the download
+// location Porter's `porter mixins install --url` takes
+// (URL/VERSION/NAME-OS-ARCH[.exe]), for one exact version (see isBase). A
+// bundle's `url` that is not a feed is used only for the exact version
+// the bundle records. Whatever the source, the
 // digests a bundle records must match what is downloaded (see
 // Format.Lock).
 func Requests(in *mirrorset.MirrorSet, g *resolve.Graph, defaultFeed string) ([]Request, error) {
@@ -96,11 +99,11 @@ func requests(s *settings, g *resolve.Graph, defaultFeed string) ([]Request, err
 		out = append(out, r)
 	}
 	for _, e := range s.entries {
-		f, ok := feeds[e.Name]
-		if !ok {
-			f = defaultFeed
+		r := Request{Name: e.Name, Constraint: strings.TrimSpace(e.Version), Feed: defaultFeed, From: "ferry.yaml"}
+		if f, ok := feeds[e.Name]; ok {
+			r.Feed, r.Base = f, isBase(f, r.Constraint)
 		}
-		add(Request{Name: e.Name, Constraint: strings.TrimSpace(e.Version), Feed: f, From: "ferry.yaml"})
+		add(r)
 	}
 	if g == nil {
 		return out, nil
@@ -124,11 +127,9 @@ func requests(s *settings, g *resolve.Graph, defaultFeed string) ([]Request, err
 			u := strings.TrimSpace(m.URL)
 			switch f, ok := feeds[m.Name]; {
 			case ok:
-				r.Feed = f
-			case u != "" && isFeedURL(u):
-				r.Feed = u
-			case u != "" && r.Constraint != "":
-				r.Feed, r.Base = u, true
+				r.Feed, r.Base = f, isBase(f, r.Constraint)
+			case u != "" && (isFeedURL(u) || isExact(r.Constraint)):
+				r.Feed, r.Base = u, isBase(u, r.Constraint)
 			default:
 				r.Feed = defaultFeed
 			}
@@ -141,6 +142,26 @@ func requests(s *settings, g *resolve.Graph, defaultFeed string) ([]Request, err
 		}
 	}
 	return out, nil
+}
+
+// isBase reports whether a request for constraint from the source u
+// downloads from u in Porter's `--url` layout rather than reading u as a
+// feed: u does not name an Atom feed (see isFeedURL), and constraint names
+// one version, since a download location lists none to choose from. The
+// proposal's `source` may be either ("https://example.com/feed.xml or
+// https://github.com/getporter/terraform-mixins/downloads").
+func isBase(u, constraint string) bool {
+	return !isFeedURL(u) && isExact(constraint)
+}
+
+// isExact reports whether a constraint names one version ("v1.2.3")
+// rather than a range, "latest" or nothing.
+func isExact(c string) bool {
+	if c == "" || c == "latest" || strings.ContainsAny(c, " <>=~^*|,") {
+		return false
+	}
+	_, err := semver.StrictNewVersion(strings.TrimPrefix(c, "v"))
+	return err == nil
 }
 
 // isFeedURL reports whether a recorded mixin url names an Atom feed

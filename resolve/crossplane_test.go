@@ -37,7 +37,7 @@ func TestCrossplaneRequestBudget(t *testing.T) {
 			c := registrytest.Client(t)
 			reg.Reset()
 			g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: root}}, resolve.Options{
-				Registry: c, Formats: []format.Reader{porter.Reader{}, crossplane.Reader{}},
+				Registry: c, Formats: []format.Format{porter.Reader{}, crossplane.Format{}},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -118,7 +118,7 @@ func TestReplacedSourceMayBeGone(t *testing.T) {
 	for _, root := range []string{"same-level", "earlier-level", "deeper-level"} {
 		t.Run(root, func(t *testing.T) {
 			g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: h + root + ":v1.0.0"}}, resolve.Options{
-				Registry: c, Formats: []format.Reader{porter.Reader{}, crossplane.Reader{}},
+				Registry: c, Formats: []format.Format{porter.Reader{}, crossplane.Format{}},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -133,7 +133,7 @@ func TestReplacedSourceMayBeGone(t *testing.T) {
 	}
 	// Without a replacer the missing repository is still an error.
 	if _, err := resolve.Resolve(ctx, []resolve.Root{{Ref: h + "a:v1.0.0"}}, resolve.Options{
-		Registry: c, Formats: []format.Reader{porter.Reader{}, crossplane.Reader{}},
+		Registry: c, Formats: []format.Format{porter.Reader{}, crossplane.Format{}},
 	}); err == nil || !strings.Contains(err.Error(), h+"old") {
 		t.Errorf("a missing, unreplaced source: %v", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/internal/fixture"
 	"github.com/ferryhq/ferry/internal/registrytest"
-	"github.com/ferryhq/ferry/porter"
 	"github.com/ferryhq/ferry/resolve"
 )
 
@@ -49,7 +48,7 @@ func TestLateConstraint(t *testing.T) {
 	push("a", "1.0.0", dep("x", "^1"))
 	push("root", "1.0.0", dep("a", "^1"), dep("b", "^1"), dep("z", "^1"))
 
-	g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: h + "root:v1.0.0"}}, resolve.Options{Registry: c, Formats: []format.Reader{porter.Reader{}}})
+	g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: h + "root:v1.0.0"}}, resolve.Options{Registry: c, Formats: []format.Format{sharedBundles{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/internal/fixture"
 	"github.com/ferryhq/ferry/internal/registrytest"
+	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/porter"
 	"github.com/ferryhq/ferry/resolve"
 )
@@ -28,8 +29,24 @@ func testClient(t *testing.T) *client.Client {
 	return c
 }
 
+// sharedBundles reads Porter bundles with the resolver's shared policy:
+// every edge to a repository shares one version, the highest satisfying
+// every constraint (Crossplane's policy). The resolver's generic rules
+// (constraints from every parent, conflicts, digest pins, late
+// constraints) are tested on it; Porter's own policy is tested in
+// porter_policy_test.go.
+type sharedBundles struct{ porter.Reader }
+
+func (sharedBundles) Policy() resolve.Policy { return resolve.Policy{Name: "highest"} }
+
+// Qualify applies the parent-relative rule (Crossplane's), so the
+// resolver's handling of partial references is tested on bundles too.
+func (sharedBundles) Qualify(ref string, parent ociref.Reference) (ociref.Reference, error) {
+	return ociref.Qualify(ref, parent)
+}
+
 func porterOptions(c *client.Client) resolve.Options {
-	return resolve.Options{Registry: c, Formats: []format.Reader{porter.Reader{}}}
+	return resolve.Options{Registry: c, Formats: []format.Format{sharedBundles{}}}
 }
 
 // pushBundles publishes bundles under host; each key is "PATH" under host.
@@ -94,6 +111,7 @@ func TestResolveCatalog(t *testing.T) {
 		name     string
 		root     string
 		use      map[string]string
+		force    bool
 		versions map[string]string
 		plan     []string
 		// errs are substrings of the expected error.
@@ -192,10 +210,23 @@ func TestResolveCatalog(t *testing.T) {
 			plan:     []string{"fixtures/iface/mysql", "fixtures/iface/app"},
 		},
 		{
-			name:     "use overrides a declared dependency",
+			name: "use that breaks the parent's constraint",
+			root: cat.Partial,
+			use:  map[string]string{"util": h + "/fixtures/iface/mysql:v5.7.0"},
+			errs: []string{h + "/fixtures/partial/app:v1.0.0", `dependency "util" requires "^2.0"`, "gives v5.7.0", "force: true"},
+		},
+		{
+			name:     "use overrides a declared dependency, forced",
 			root:     cat.Partial,
 			use:      map[string]string{"util": h + "/fixtures/iface/mysql:v5.7.0"},
+			force:    true,
 			versions: map[string]string{"fixtures/partial/app": "v1.0.0", "fixtures/partial/lib": "v1.1.0", "fixtures/iface/mysql": "v5.7.0"},
+		},
+		{
+			name: "use lacking what the interface requires",
+			root: cat.Interface,
+			use:  map[string]string{"mysql": h + "/fixtures/iface/mysql:v5.7.0"},
+			errs: []string{h + "/fixtures/iface/app:v1.0.0", `dependency "mysql"`, "iface/mysql:v5.7.0", `lacks`, `output "connstr" (string)`},
 		},
 		{
 			name:     "partial references",
@@ -242,7 +273,10 @@ func TestResolveCatalog(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			opts := porterOptions(c)
-			opts.Use = tt.use
+			opts.Use = map[string]resolve.Use{}
+			for k, v := range tt.use {
+				opts.Use[k] = resolve.Use{Ref: v, Force: tt.force}
+			}
 			root := resolve.Root{Ref: tt.root}
 			if tt.name == "root constraint over tags" {
 				root.Constraint = "~1.2.0 <1.2.1"
@@ -368,15 +402,15 @@ func TestResolveLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	lib := first.Packages[h+"/l/lib"]
-	locked := map[string]resolve.Locked{}
-	for src, p := range first.Packages {
-		locked[src] = resolve.Locked{Version: p.Version, Digest: p.Descriptor.Digest}
+	locked := map[string][]resolve.Locked{}
+	for _, p := range first.Packages {
+		locked[p.Source] = append(locked[p.Source], resolve.Locked{Version: p.Version, Digest: p.Descriptor.Digest})
 	}
 	pushBundles(t, c, h, map[string][]fixture.Bundle{"l/lib": {bundle("lib", "1.1.0"), bundle("lib", "2.0.0")}})
 
 	tests := []struct {
 		name   string
-		locked map[string]resolve.Locked
+		locked map[string][]resolve.Locked
 		update func(string) bool
 		want   string
 	}{

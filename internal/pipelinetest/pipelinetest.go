@@ -40,7 +40,7 @@ func MirroredLock(t *testing.T) (src, mirror *registrytest.Registry, c *client.C
 			t.Fatal(err)
 		}
 	}
-	g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: h + "/p/app:v1.0.0"}}, resolve.Options{Registry: c, Formats: []format.Reader{porter.Reader{}}})
+	g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: h + "/p/app:v1.0.0"}}, resolve.Options{Registry: c, Formats: []format.Format{porter.Reader{Strategy: porter.StrategyHighest}}})
 	if err != nil {
 		t.Fatal(err)
 	}
