@@ -76,3 +76,66 @@ type Run struct {
 	// Warn reports a non-fatal finding.
 	Warn func(msg string)
 }
+
+// Transfers are the extensions' content for one lock, ready to move.
+type Transfers []Transfer
+
+// Prepare fetches and checks every extension's content of l before any
+// package is copied (see Extension.Prepare).
+func (e *Env) Prepare(ctx context.Context, l *lock.Lock) (Transfers, error) {
+	var out Transfers
+	for _, x := range e.Extensions() {
+		t, err := x.Prepare(ctx, e.Run(Update{}), l)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// Push pushes every extension's content to the mirror.
+func (ts Transfers) Push(ctx context.Context, to relocate.Mapping) ([]Moved, error) {
+	var out []Moved
+	for _, t := range ts {
+		moved, err := t.Push(ctx, to)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, moved...)
+	}
+	return out, nil
+}
+
+// Archive writes every extension's content into an archive's layout.
+func (ts Transfers) Archive(ctx context.Context, store *oci.Store) error {
+	for _, t := range ts {
+		if err := t.Archive(ctx, store); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Import pushes every extension's content of an archive to the mirror.
+func (e *Env) Import(ctx context.Context, store *oci.ReadOnlyStore, l *lock.Lock, to relocate.Mapping) ([]Moved, error) {
+	var out []Moved
+	for _, x := range e.Extensions() {
+		moved, err := x.Import(ctx, e.Run(Update{}), store, l, to)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, moved...)
+	}
+	return out, nil
+}
+
+// VerifyExtensions checks every extension's content of l in the mirror.
+func (e *Env) VerifyExtensions(ctx context.Context, l *lock.Lock, opts verify.Options, rep *verify.Report) error {
+	for _, x := range e.Extensions() {
+		if err := x.Verify(ctx, e.Run(Update{}), l, opts, rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -71,7 +71,7 @@ func ReadRoots(data []byte, defaultRegistry string) ([]Root, error) {
 		roots = append(roots, Root{Ref: r.String(), Constraint: constraint, Kind: d.Kind})
 	}
 	if len(roots) == 0 {
-		return nil, fmt.Errorf("%s %q declares %w: nothing to resolve", meta.Kind, meta.Name, ErrNoDependencies)
+		return nil, fmt.Errorf("%s %q declares %w", meta.Kind, meta.Name, ErrNoDependencies)
 	}
 	return roots, nil
 }

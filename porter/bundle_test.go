@@ -234,6 +234,62 @@ func TestDependencies(t *testing.T) {
 			want:   []format.Dependency{{Name: "mysql", Ref: "r.io/mysql", Constraint: "5.7.x"}},
 		},
 		{
+			name:    "v2 sharing mode true without a group",
+			custom:  `{"org.getporter.dependencies@v2":{"requires":{"infra":{"bundle":"r.io/infra","sharing":{"mode":true}}}}}`,
+			wantErr: `dependency "infra": sharing: mode is on but group.name is empty`,
+		},
+		{
+			name:    "v2 sharing group without mode",
+			custom:  `{"org.getporter.dependencies@v2":{"requires":{"infra":{"bundle":"r.io/infra","sharing":{"group":{"name":"g"}}}}}}`,
+			wantErr: `sharing: group.name is "g" but mode is not on`,
+		},
+		{
+			name:    "v2 sharing mode group without a name",
+			custom:  `{"org.getporter.dependencies@v2":{"requires":{"infra":{"bundle":"r.io/infra","sharing":{"mode":"group","group":{}}}}}}`,
+			wantErr: "mode is on but group.name is empty",
+		},
+		{
+			// Porter writes an empty group whatever the mode.
+			name:   "v2 sharing off, empty group",
+			custom: `{"org.getporter.dependencies@v2":{"requires":{"infra":{"bundle":"r.io/infra","sharing":{"mode":false,"group":{}}},"x":{"bundle":"x","sharing":{"mode":"none","group":{"name":"ignored"}}}}}}`,
+			want:   []format.Dependency{{Name: "infra", Ref: "r.io/infra"}, {Name: "x", Ref: "x"}},
+		},
+		{
+			name:   "v2 interface reference kept as written",
+			custom: `{"org.getporter.dependencies@v2":{"requires":{"mysql":{"bundle":"r.io/mysql:v1","interface":{"id":"mysql","reference":"getporter/mysql-iface:v1","document":{}}}}}}`,
+			want:   []format.Dependency{{Name: "mysql", Ref: "r.io/mysql:v1", InterfaceRef: "getporter/mysql-iface:v1"}},
+		},
+		{
+			name:   "v2 interface reference only",
+			custom: `{"org.getporter.dependencies@v2":{"requires":{"mysql":{"interface":{"reference":"getporter/mysql-iface:v1"}}}}}`,
+			want:   []format.Dependency{{Name: "mysql", Interface: true, InterfaceRef: "getporter/mysql-iface:v1"}},
+		},
+		{
+			name:   "v2 bundle and interface document",
+			custom: `{"org.getporter.dependencies@v2":{"requires":{"mysql":{"bundle":"r.io/mysql:v1","interface":{"document":{"outputs":[{"name":"connstr","type":"string"}]}}}}}}`,
+			want:   []format.Dependency{{Name: "mysql", Ref: "r.io/mysql:v1", InterfaceDocument: []byte(`{"outputs":[{"name":"connstr","type":"string"}]}`)}},
+		},
+		{
+			name:   "v2 empty interface document",
+			custom: `{"org.getporter.dependencies@v2":{"requires":{"mysql":{"interface":{"id":"mysql","document":{"outputs":{},"parameters":null}}}}}}`,
+			want:   []format.Dependency{{Name: "mysql", Interface: true}},
+		},
+		{
+			name:    "v2 interface reference and document",
+			custom:  `{"org.getporter.dependencies@v2":{"requires":{"mysql":{"interface":{"reference":"r.io/i:v1","document":{"outputs":{"o":{}}}}}}}}`,
+			wantErr: `dependency "mysql": interface declares both a reference and a document`,
+		},
+		{
+			name:    "v2 interface document malformed",
+			custom:  `{"org.getporter.dependencies@v2":{"requires":{"mysql":{"interface":{"document":{"outputs":"connstr"}}}}}}`,
+			wantErr: `dependency "mysql": interface.document: interface document: outputs: want an object`,
+		},
+		{
+			name:    "v2 interface not an object",
+			custom:  `{"org.getporter.dependencies@v2":{"requires":{"mysql":{"interface":"mysql"}}}}`,
+			wantErr: "custom.org.getporter.dependencies@v2: json: cannot unmarshal string",
+		},
+		{
 			name:    "v2 neither bundle nor interface",
 			custom:  `{"org.getporter.dependencies@v2":{"requires":{"mysql":{"version":"1.x"}}}}`,
 			wantErr: `dependency "mysql" has neither a bundle reference nor an interface`,
@@ -307,6 +363,21 @@ func TestMixins(t *testing.T) {
 			[]format.Mixin{{Name: "exec", Version: "v1.2.3"}, {Name: "helm3"}}, []string{`mixin "helm3"`}},
 		{"null entry", `{"sh.porter":{"mixins":{"az":null}}}`, []format.Mixin{{Name: "az"}}, []string{`mixin "az"`}},
 		{"unreadable", `{"sh.porter":{"mixins":["exec"]}}`, nil, []string{"mixins unknown"}},
+		{"url and binaries", `{"sh.porter":{"mixins":{"exec":{"version":"v1.2.3","url":"https://cdn.porter.sh/mixins/exec/","binaries":{
+			"exec-linux-amd64":{"digest":"sha256:` + strings.Repeat("a", 64) + `"},
+			"exec-darwin-arm64":{"digest":"` + strings.Repeat("B", 64) + `"},
+			"exec-windows-amd64.exe":"sha256:` + strings.Repeat("c", 64) + `"}}}}}`,
+			[]format.Mixin{{Name: "exec", Version: "v1.2.3", URL: "https://cdn.porter.sh/mixins/exec/", Binaries: map[string]string{
+				"exec-linux-amd64":       "sha256:" + strings.Repeat("a", 64),
+				"exec-darwin-arm64":      "sha256:" + strings.Repeat("b", 64),
+				"exec-windows-amd64.exe": "sha256:" + strings.Repeat("c", 64),
+			}}}, nil},
+		{"source when no url", `{"sh.porter":{"mixins":{"helm3":{"version":"v1.0.0","source":"https://example.com/atom.xml"}}}}`,
+			[]format.Mixin{{Name: "helm3", Version: "v1.0.0", URL: "https://example.com/atom.xml"}}, nil},
+		{"bad digests", `{"sh.porter":{"mixins":{"exec":{"version":"v1.2.3","binaries":{"exec-linux-amd64":{"digest":"abc123"},"exec-linux-arm64":{"digest":"sha512:` + strings.Repeat("d", 128) + `"},"exec-darwin-amd64":["x"]}}}}}`,
+			[]format.Mixin{{Name: "exec", Version: "v1.2.3"}},
+			[]string{`binary exec-darwin-amd64: want {"digest"`, `binary exec-linux-amd64: digest "abc123"`, `binary exec-linux-arm64: digest "sha512:`}},
+		{"unreadable record", `{"sh.porter":{"mixins":{"exec":"v1.2.3"}}}`, []format.Mixin{{Name: "exec"}}, []string{`mixin "exec": its record is unreadable`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -327,5 +398,42 @@ func TestMixins(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestInterfaceDocumentDefinitions checks that a bundle.json interface
+// document gets the parent bundle's definitions it names, so that
+// InterfaceFromDocument reads its types and $ids.
+func TestInterfaceDocumentDefinitions(t *testing.T) {
+	data := []byte(`{"name":"app","version":"1.0.0",
+		"definitions":{"connstr-output":{"type":"string","$id":"mysql.connstr"},"port-parameter":{"type":"integer"},"unused":{"type":"boolean"}},
+		"custom":{"org.getporter.dependencies@v2":{"requires":{"db":{"bundle":"r.io/db:v1","interface":{"document":{
+			"outputs":{"connstr":{"definition":"connstr-output"}},
+			"parameters":{"port":{"definition":"port-parameter"},"own":{"definition":"own-parameter"},"lost":{"definition":"nowhere"}},
+			"definitions":{"own-parameter":{"type":"number"}}}}}}}}}`)
+	b, err := ParseBundle(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps, err := b.Dependencies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(deps) != 1 || deps[0].InterfaceDocument == nil {
+		t.Fatalf("deps = %+v", deps)
+	}
+	if strings.Contains(string(deps[0].InterfaceDocument), "unused") {
+		t.Errorf("document %s has a definition it does not name", deps[0].InterfaceDocument)
+	}
+	got, err := InterfaceFromDocument(deps[0].InterfaceDocument)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Declarations{
+		Parameters: []Declared{{Name: "lost"}, {Name: "own", Type: "number"}, {Name: "port", Type: "integer"}},
+		Outputs:    []Declared{{Name: "connstr", Type: "string", ID: "mysql.connstr"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got\n%+v\nwant\n%+v", got, want)
 	}
 }

@@ -90,6 +90,88 @@ dependencies:
 `,
 			want: &Manifest{Name: "wordpress", Version: "0.1.4", Dependencies: []format.Dependency{{Name: "mysql", Ref: "localhost:5000/mysql:v0.1.4"}}},
 		},
+		{
+			name: "PEP003 short form, sharing and interfaces",
+			yaml: `
+name: app
+version: 1.0.0
+dependencies:
+  requires:
+    - name: dns
+      bundle: example.com/dns-bundle:v1.2.3
+    - name: otel
+      bundle:
+        reference: getporter/otel:v1.2.3
+        version: 1.x
+      sharing:
+        mode: group
+        group:
+          name: myapp
+    - name: keyvault
+      bundle:
+        reference: getporter/keyvault:v1.2.3
+      sharing:
+        mode: true
+        group:
+          name: vault
+    - name: redis
+      bundle: {reference: getporter/redis:v1.0.2}
+      sharing:
+        mode: none
+    - name: mysql
+      bundle:
+        reference: getporter/mysql:v5.7.13
+        interface:
+          reference: getporter/mysql-interface:v1
+    - name: sqlserver
+      bundle:
+        interface:
+          document:
+            outputs:
+              - name: dbCon
+                $id: azure-sql-server-connection-string
+`,
+			want: &Manifest{
+				Name: "app", Version: "1.0.0",
+				Dependencies: []format.Dependency{
+					{Name: "dns", Ref: "example.com/dns-bundle:v1.2.3"},
+					{Name: "otel", Ref: "getporter/otel:v1.2.3", Constraint: "1.x", SharingGroup: "myapp"},
+					{Name: "keyvault", Ref: "getporter/keyvault:v1.2.3", SharingGroup: "vault"},
+					{Name: "redis", Ref: "getporter/redis:v1.0.2"},
+					{Name: "mysql", Ref: "getporter/mysql:v5.7.13", InterfaceRef: "getporter/mysql-interface:v1"},
+					{Name: "sqlserver", Interface: true, InterfaceDocument: []byte(`{"outputs":[{"$id":"azure-sql-server-connection-string","name":"dbCon"}]}`)},
+				},
+			},
+		},
+		{
+			name: "Mixin Versioning proposal entries",
+			yaml: `
+name: app
+mixins:
+  - arm:
+      mixin:
+        version: v1.2.3
+        source: https://example.com/feed.xml
+      clientVersion: v1.2.3
+  - terraform
+  - helm3@1.x:
+      mixin:
+        version: 1.x
+      repositories:
+        bitnami:
+          url: https://charts.bitnami.com/bitnami
+  - az:
+  - kubernetes:
+      mixin: {source: https://example.com/k8s/}
+`,
+			want: &Manifest{Name: "app", Mixins: []MixinRef{
+				{Name: "arm", Constraint: "v1.2.3", Feed: "https://example.com/feed.xml", ClientVersion: "v1.2.3"},
+				{Name: "terraform"},
+				{Name: "helm3", Constraint: "1.x"},
+				{Name: "az"},
+				{Name: "kubernetes", Feed: "https://example.com/k8s/"},
+			}},
+		},
 		{name: "malformed", yaml: "name: [", wantErr: "porter.yaml: yaml:"},
 		{name: "no name", yaml: "version: 1.0.0", wantErr: "porter.yaml: no name"},
 		{name: "dependency without name", yaml: "name: a\ndependencies:\n  requires:\n    - bundle: {reference: x}\n", wantErr: "requires[0]: no name"},
@@ -98,6 +180,21 @@ dependencies:
 		{name: "dependencies scalar", yaml: "name: a\ndependencies: yes\n", wantErr: "dependencies: want a mapping"},
 		{name: "two mixins in one entry", yaml: "name: a\nmixins:\n  - {exec: {}, helm3: {}}\n", wantErr: "want one mixin per entry, got exec, helm3"},
 		{name: "mixin list", yaml: "name: a\nmixins:\n  - [exec]\n", wantErr: "mixins[0] (line 3)"},
+		{name: "mixin versions disagree", yaml: "name: a\nmixins:\n  - exec@1.x:\n      mixin: {version: 2.x}\n", wantErr: `mixins[0] (line 3): mixin "exec": mixin.version "2.x" disagrees with the version "1.x" after '@'`},
+		{name: "mixin section unknown key", yaml: "name: a\nmixins:\n  - exec:\n      mixin: {version: 1.x, digest: abc}\n", wantErr: `mixin "exec": line 4: mixin.digest: unknown key`},
+		{name: "mixin section not a mapping", yaml: "name: a\nmixins:\n  - exec:\n      mixin: v1\n", wantErr: `mixin "exec": line 4: mixin: want a mapping`},
+		{name: "mixin version not a string", yaml: "name: a\nmixins:\n  - exec:\n      mixin: {version: [1]}\n", wantErr: `mixin.version: want a string`},
+		{name: "mixin version invalid", yaml: "name: a\nmixins:\n  - exec:\n      mixin: {version: one}\n", wantErr: `mixin "exec": mixin.version: version "one"`},
+		{name: "mixin version after @ invalid", yaml: "name: a\nmixins:\n  - exec@latest\n", wantErr: `mixins[0] (line 3): mixin "exec": version "latest"`},
+		{name: "mixin empty version after @", yaml: "name: a\nmixins:\n  - exec@\n", wantErr: `mixin "exec": empty version`},
+		{name: "mixin configuration a string", yaml: "name: a\nmixins:\n  - exec: fast\n", wantErr: `mixins[0] (line 3): mixin "exec": line 3: want its configuration as a mapping`},
+		{name: "mixin clientVersion a list", yaml: "name: a\nmixins:\n  - helm3:\n      clientVersion: [1]\n", wantErr: `mixin "helm3": line 4: clientVersion: want a version`},
+		{name: "empty mixin entry", yaml: "name: a\nmixins:\n  -\n", wantErr: "mixins[0] (line 3): empty mixin entry"},
+		{name: "empty mixin mapping", yaml: "name: a\nmixins:\n  - {}\n", wantErr: "mixins[0] (line 3): empty mixin entry"},
+		{name: "bundle a list", yaml: "name: a\ndependencies:\n  requires:\n    - name: x\n      bundle: [r.io/x]\n", wantErr: `dependency "x": line 5: bundle: want a reference or a mapping`},
+		{name: "interface reference and document", yaml: "name: a\ndependencies:\n  requires:\n    - name: x\n      bundle:\n        interface:\n          reference: r.io/i:v1\n          document: {outputs: [{name: o}]}\n", wantErr: `dependency "x": bundle.interface declares both a reference and a document`},
+		{name: "sharing mode without group", yaml: "name: a\ndependencies:\n  requires:\n    - name: x\n      bundle: r.io/x:v1\n      sharing: {mode: true}\n", wantErr: `dependency "x": sharing: mode is on but group.name is empty`},
+		{name: "sharing mode unknown", yaml: "name: a\ndependencies:\n  requires:\n    - name: x\n      bundle: r.io/x:v1\n      sharing: {mode: always}\n", wantErr: `sharing.mode "always"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/ferryhq/ferry/internal/clitest"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/mixin/mixintest"
 )
 
@@ -65,8 +66,12 @@ platforms: [linux/amd64]
 			t.Errorf("%s: mirror %q", p.Source, p.Mirror)
 		}
 	}
-	if len(l.Mixins) == 0 || !strings.HasPrefix(l.Mixins[0].Mirror, private.Host+"/porter-mixins/exec@sha256:") {
-		t.Fatalf("mixins after import: %+v", l.Mixins)
+	mixins, err := mixin.FromLock(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mixins) == 0 || !strings.HasPrefix(mixins[0].Mirror, private.Host+"/porter-mixins/exec@sha256:") {
+		t.Fatalf("mixins after import: %+v", mixins)
 	}
 	air.MustRun("verify", "--deep")
 	air.MustRun("install", "--dest", "out", "--porter-home", "porter-home")

@@ -27,6 +27,7 @@ import (
 	"github.com/ferryhq/ferry/internal/fixture"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/mixin/mixintest"
 	"github.com/ferryhq/ferry/relocate"
 	"github.com/ferryhq/ferry/verify"
@@ -38,7 +39,7 @@ func e2eEnv(t *testing.T) *clitest.Env {
 	t.Helper()
 	env := clitest.New(t)
 	feed := mixintest.NewFeed(t, mixintest.Options{Platforms: []string{"linux/amd64"}})
-	env.Vars = append(env.Vars, ferry.MixinFeedEnv+"="+feed.URL)
+	env.Vars = append(env.Vars, mixin.FeedEnv+"="+feed.URL)
 	return env
 }
 

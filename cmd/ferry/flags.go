@@ -12,10 +12,11 @@ import (
 
 	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/client"
-	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/crossplane"
+	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/formats"
 	"github.com/ferryhq/ferry/mirrorset"
+	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/relocate"
 )
 
@@ -31,6 +32,8 @@ type globalFlags struct {
 	// defaultRegistry qualifies crossplane.yaml dependencies written
 	// without a registry.
 	defaultRegistry string
+	// bundleMixins locks the mixins every resolved bundle records.
+	bundleMixins bool
 }
 
 // settings returns the format sections the flags set, merged over what an
@@ -39,6 +42,11 @@ func (g *globalFlags) settings() (*mirrorset.MirrorSet, error) {
 	m := &mirrorset.MirrorSet{}
 	if g.defaultRegistry != "" {
 		if err := m.SetSection("crossplane", map[string]string{"defaultRegistry": g.defaultRegistry}); err != nil {
+			return nil, err
+		}
+	}
+	if g.bundleMixins {
+		if err := m.SetSection(mixin.KeyBundleMixins, true); err != nil {
 			return nil, err
 		}
 	}
@@ -65,6 +73,7 @@ func (g *globalFlags) register(c *cobra.Command) {
 	f.BoolVarP(&g.quiet, "quiet", "q", false, "print only results and errors")
 	f.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.StringVar(&g.defaultRegistry, "default-registry", "", "registry for crossplane.yaml dependencies written without one (default "+crossplane.DefaultRegistry+"; ferry.yaml: crossplane.defaultRegistry)")
+	f.BoolVar(&g.bundleMixins, "bundle-mixins", false, "lock the Porter mixins every resolved bundle records, not only those ferry.yaml names (ferry.yaml: bundleMixins: true)")
 }
 
 // env builds the pipeline environment from the flags.
@@ -111,8 +120,6 @@ func (g *globalFlags) logger() (*slog.Logger, error) {
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})), nil
 }
-
-
 
 // checkOutput rejects an -o value the command does not know.
 func (g *globalFlags) checkOutput(allowed ...string) error {

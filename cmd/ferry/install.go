@@ -7,10 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/install"
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/mixin"
 )
 
 func newInstallCmd(g *globalFlags) *cobra.Command {
@@ -78,9 +78,9 @@ is 3.`,
 				return err
 			}
 			opts.LockKey = nil // checked once, here
-			var ph *ferry.PorterHome
+			var ph *mixin.PorterHome
 			if porterHome != "" {
-				if ph, err = env.StagePorterHome(cmd.Context(), l, opts.Mirror, porterHome, runtime.GOOS, runtime.GOARCH); err != nil {
+				if ph, err = mixin.StagePorterHome(cmd.Context(), env.Client, l, opts.Mirror, porterHome, runtime.GOOS, runtime.GOARCH); err != nil {
 					return err
 				}
 				defer ph.Discard()

@@ -4,14 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/lock"
-	"github.com/ferryhq/ferry/mirrorset"
+	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/ociref"
 )
 
@@ -20,6 +22,7 @@ var ferryUpdateNone = ferry.Update{}
 func newLockCmd(g *globalFlags) *cobra.Command {
 	var lockPath, version string
 	var update []string
+	var porterLock bool
 	c := &cobra.Command{
 		Use:   "lock [ROOT...]",
 		Short: "Resolve the closure and write ferry.lock",
@@ -28,12 +31,16 @@ by digest to ferry.lock, atomically. Versions already locked are kept while
 they satisfy every constraint; --update re-resolves all of them, or
 --update=NAME,... (or --update NAME...) only the named ones (a source repository or its last
 path element). A second run with nothing changed leaves the file
-byte-identical.`,
+byte-identical. With a porter.yaml as ROOT, --porter-lock also writes
+Porter's porter.lock.yaml beside it: the mixins the porter.yaml declares,
+with their source, url, version and binary digests (Porter's "Mixin
+Versioning" proposal).`,
 		Example: `  ferry lock                          # ferry.yaml -> ferry.lock
   ferry lock ghcr.io/acme/app:v1.2.0 --lock app.lock
   ferry lock --update                 # move every package to its newest allowed version
   ferry lock --update=mysql           # only mysql
-  ferry lock --update mysql redis     # the same for two names`,
+  ferry lock --update mysql redis     # the same for two names
+  ferry lock porter.yaml --porter-lock # also porter.lock.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := g.checkOutput("text", "json"); err != nil {
 				return err
@@ -42,6 +49,9 @@ byte-identical.`,
 			ms, input, err := g.inputs(args, version)
 			if err != nil {
 				return err
+			}
+			if porterLock && (input == "" || !isPorterYAML(input)) {
+				return exitcode.BadInput("--porter-lock needs a porter.yaml as ROOT")
 			}
 			prev, err := readLockIfExists(lockPath)
 			if err != nil {
@@ -58,13 +68,32 @@ byte-identical.`,
 			}
 			warn(graph.Warnings)
 			ferry.RecordInput(l, input, lockPath)
+			mixins, err := mixin.FromLock(l)
+			if err != nil {
+				return err
+			}
+			var porterMixins []mixin.Locked
+			if porterLock {
+				// Checked before anything is written.
+				if porterMixins, err = mixin.Requested(ms, mixins); err != nil {
+					return err
+				}
+				if _, err := mixin.NewPorterLock(porterMixins); err != nil {
+					return err
+				}
+			}
 			if err := l.Write(lockPath); err != nil {
 				return fmt.Errorf("writing %s: %w", lockPath, err)
+			}
+			if porterLock {
+				if err := mixin.WritePorterLock(filepath.Join(filepath.Dir(input), mixin.PorterLockFile), porterMixins); err != nil {
+					return err
+				}
 			}
 			if g.json() {
 				return writeJSON(os.Stdout, l)
 			}
-			g.progress("locked %d packages and %d mixin versions in %s", len(l.Resolved()), len(l.Mixins), lockPath)
+			g.progress("locked %d packages and %d mixin versions in %s", len(l.Resolved()), len(mixins), lockPath)
 			return nil
 		},
 	}
@@ -72,7 +101,23 @@ byte-identical.`,
 	c.Flags().StringVar(&version, "version", "", "semver constraint for ROOT references without a tag")
 	c.Flags().StringSliceVar(&update, "update", nil, "re-resolve locked versions: all, or the named packages (--update=NAME,...)")
 	c.Flags().Lookup("update").NoOptDefVal = "*"
+	c.Flags().BoolVar(&porterLock, "porter-lock", false, "with a porter.yaml ROOT, also write Porter's "+mixin.PorterLockFile+" beside it")
 	return c
+}
+
+// isPorterYAML reports whether an input file is a Porter manifest: a YAML
+// mapping without apiVersion (which ferry.yaml and crossplane.yaml have).
+func isPorterYAML(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var head map[string]any
+	if yaml.Unmarshal(data, &head) != nil || head == nil {
+		return false
+	}
+	_, ok := head["apiVersion"]
+	return !ok
 }
 
 // updateNamesFromArgs accepts PRODUCT.md's `--update [NAME...]` form: a bare

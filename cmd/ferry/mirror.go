@@ -59,11 +59,15 @@ private registry and writes the lock with its mirror locations.`,
 				l, rep, err := relocate.FromArchive(cmd.Context(), fromArchive, relocate.Options{
 					Source: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Formats: env.Formats,
 				}, func(ctx context.Context, store *oci.ReadOnlyStore, l *lock.Lock) error {
-					pushed, err := env.ImportMixins(ctx, store, l, mapping)
-					for _, m := range pushed {
-						g.progress("mirrored mixin %s %s -> %s", m.Name, m.Version, m.Mirror)
+					run := env.Run(ferryUpdateNone)
+					for _, x := range env.Extensions() {
+						moved, err := x.Import(ctx, run, store, l, mapping)
+						progressMoved(g, moved)
+						if err != nil {
+							return err
+						}
 					}
-					return err
+					return nil
 				})
 				if err != nil {
 					return err
@@ -74,14 +78,21 @@ private registry and writes the lock with its mirror locations.`,
 			if err != nil {
 				return err
 			}
-			mixins, err := env.FetchMixins(cmd.Context(), l) // fail closed before copying anything
+			transfers, err := prepareExtensions(cmd.Context(), env, l) // fail closed before copying anything
 			if err != nil {
 				return err
 			}
 			if toArchive != "" {
 				rep, err := relocate.ToArchive(cmd.Context(), l, toArchive, relocate.Options{
 					Source: env.Client, Concurrency: g.jobs, Progress: progress, Formats: env.Formats,
-				}, mixins.Archive)
+				}, func(ctx context.Context, store *oci.Store) error {
+					for _, t := range transfers {
+						if err := t.Archive(ctx, store); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
 				if err != nil {
 					return err
 				}
@@ -100,12 +111,12 @@ private registry and writes the lock with its mirror locations.`,
 			if err != nil {
 				return err
 			}
-			pushed, err := mixins.Push(cmd.Context(), mapping)
-			if err != nil {
-				return err
-			}
-			for _, m := range pushed {
-				g.progress("mirrored mixin %s %s -> %s", m.Name, m.Version, m.Mirror)
+			for _, t := range transfers {
+				moved, err := t.Push(cmd.Context(), mapping)
+				progressMoved(g, moved)
+				if err != nil {
+					return err
+				}
 			}
 			return finishMirror(g, l, lockPath, rep)
 		},
@@ -116,6 +127,31 @@ private registry and writes the lock with its mirror locations.`,
 	c.Flags().StringVar(&toArchive, "to-archive", "", "write the closure, its mixins and the lock into this tar archive instead of a registry")
 	c.Flags().StringVar(&fromArchive, "from-archive", "", "copy an archive written by --to-archive into the registry named by --to")
 	return c
+}
+
+// prepareExtensions fetches and checks, for every extension (Porter
+// mixins), what it carries beside the packages of l, before anything is
+// copied.
+func prepareExtensions(ctx context.Context, env *ferry.Env, l *lock.Lock) ([]ferry.Transfer, error) {
+	run := env.Run(ferryUpdateNone)
+	var out []ferry.Transfer
+	for _, x := range env.Extensions() {
+		t, err := x.Prepare(ctx, run, l)
+		if err != nil {
+			return nil, err
+		}
+		if t != nil {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// progressMoved reports the items an extension mirrored.
+func progressMoved(g *globalFlags, moved []ferry.Moved) {
+	for _, m := range moved {
+		g.progress("mirrored %s %s %s -> %s", m.Format, m.Name, m.Version, m.Mirror)
+	}
 }
 
 // checkMirrorFlags rejects contradictory flags before any registry is

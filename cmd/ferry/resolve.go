@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/resolve"
 )
 

@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/serve"
 )
 
@@ -66,7 +66,7 @@ overwrite the mirror; --insecure starts it anyway.`,
 			if err := os.MkdirAll(opts.Root, 0o755); err != nil {
 				return err
 			}
-			mixins := ferry.NewMixinMirror()
+			mixins := mixin.NewMirrorHandler()
 			if opts.Extra == nil {
 				opts.Extra = map[string]http.Handler{}
 			}

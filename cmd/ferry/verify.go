@@ -82,8 +82,11 @@ code is 3 if there is any.`,
 			if err != nil {
 				return err
 			}
-			if err := env.VerifyMixins(cmd.Context(), l, opts, rep); err != nil {
-				return err
+			run := env.Run(ferry.Update{})
+			for _, x := range env.Extensions() {
+				if err := x.Verify(cmd.Context(), run, l, opts, rep); err != nil {
+					return err
+				}
 			}
 			if reresolve {
 				problems, err := env.Reresolve(cmd.Context(), ms, l)
