@@ -137,7 +137,7 @@ func TestRetriesIdempotentRequests(t *testing.T) {
 			f.set(true, tt.n, tt.fail, isV2Get)
 			defer f.set(false, 0, nil, nil)
 			g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: h + "/r/app:v1.0.0"}}, resolve.Options{
-				Registry: retryClient(t), Formats: []format.Reader{porter.Reader{}},
+				Registry: retryClient(t), Formats: []format.Format{porter.Reader{}},
 			})
 			if err != nil {
 				t.Fatalf("resolve with injected faults: %v", err)

@@ -8,7 +8,9 @@ import (
 )
 
 // DefaultRegistry is the registry ferry gives a crossplane.yaml dependency
-// written without one. It is the last default Crossplane had:
+// written without one: what current Crossplane uses, go-containerregistry's
+// own default, Docker Hub (with "library/" for a one-element name, as
+// name.ParseReference does). Crossplane v1 had a default of its own:
 // internal/xpkg/name.go DefaultRegistry was "xpkg.upbound.io" until
 // crossplane commit 939ff655e ("fix: change default registry to
 // xpkg.crossplane.io", released in v1.20.0), and "xpkg.crossplane.io"
@@ -20,8 +22,10 @@ import (
 // go-containerregistry's own default, Docker Hub
 // (internal/controller/pkg/resolver/reconciler.go, Reconcile:
 // name.ParseReference(depID)). Fully qualified references, which
-// Crossplane v2 expects, do not depend on it.
-const DefaultRegistry = "xpkg.crossplane.io"
+// Crossplane v2 expects, do not depend on it; a package written for
+// Crossplane v1 takes `--default-registry xpkg.crossplane.io` (ferry.yaml
+// `crossplane: {defaultRegistry: …}`).
+const DefaultRegistry = "docker.io"
 
 // ErrNoDependencies is returned (wrapped) by ReadRoots for a
 // crossplane.yaml that declares no dependency: there is nothing to resolve.

@@ -93,7 +93,19 @@ spec:
 		want     []Root
 	}{
 		{
+			// Crossplane v2's default: go-containerregistry's, Docker Hub.
 			name: "default registry",
+			want: []Root{
+				{Ref: "docker.io/crossplane-contrib/provider-nop", Constraint: ">=v0.2.0", Kind: KindProvider},
+				{Ref: "docker.io/library/function-auto-ready:v0.2.1", Kind: KindFunction},
+				{Ref: "docker.io/acme/base" + dg, Kind: KindConfiguration},
+				{Ref: "ghcr.io/acme/provider-x", Constraint: "v1.0.0", Kind: KindProvider},
+			},
+		},
+		{
+			// Crossplane v1.20's default.
+			name:     "Crossplane v1 registry",
+			registry: "xpkg.crossplane.io",
 			want: []Root{
 				{Ref: "xpkg.crossplane.io/crossplane-contrib/provider-nop", Constraint: ">=v0.2.0", Kind: KindProvider},
 				{Ref: "xpkg.crossplane.io/function-auto-ready:v0.2.1", Kind: KindFunction},

@@ -233,9 +233,9 @@ func (m *MirrorSet) ReplaceMap() map[string]string {
 // an input: one lock serves several mirrors.
 func (m *MirrorSet) Digest() string {
 	type norm struct {
-		Packages []Package       `json:"packages"`
-		Replace  []Replace       `json:"replace"`
-		Use      map[string]Use  `json:"use"`
+		Packages []Package      `json:"packages"`
+		Replace  []Replace      `json:"replace"`
+		Use      map[string]Use `json:"use"`
 		Sections map[string]any `json:"sections,omitempty"`
 	}
 	n := norm{

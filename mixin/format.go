@@ -186,6 +186,19 @@ func checkFeedURL(raw string) error {
 	return fmt.Errorf("%q: unsupported scheme %q (want https, http or file)", raw, u.Scheme)
 }
 
+func init() {
+	// lock.Parse refuses a section no format registered, and runs the
+	// check on this one: a malformed `mixins:` fails when the lock is
+	// read.
+	lock.RegisterSection(KeyMixins, func(n *yaml.Node) error {
+		var ls []Locked
+		if err := n.Decode(&ls); err != nil {
+			return err
+		}
+		return validateLocked(ls)
+	})
+}
+
 // FromLock returns the mixins l locks (its `mixins` section), validated:
 // every entry by Locked.Validate, and no NAME@VERSION twice. A malformed
 // section is a bad-input error (exit 2). A lock without mixins gives nil.
@@ -197,18 +210,27 @@ func FromLock(l *lock.Lock) ([]Locked, error) {
 	if _, err := l.Section(KeyMixins, &out); err != nil {
 		return nil, exitcode.With(exitcode.Usage, err)
 	}
+	if err := validateLocked(out); err != nil {
+		return nil, exitcode.BadInput("lock %s: %w", KeyMixins, err)
+	}
+	return out, nil
+}
+
+// validateLocked checks every entry, and that no NAME@VERSION is locked
+// twice.
+func validateLocked(ls []Locked) error {
 	seen := map[string]bool{}
-	for i := range out {
-		if err := out[i].Validate(); err != nil {
-			return nil, exitcode.BadInput("lock %s: %w", KeyMixins, err)
+	for i := range ls {
+		if err := ls[i].Validate(); err != nil {
+			return err
 		}
-		key := out[i].Name + "@" + out[i].Version
+		key := ls[i].Name + "@" + ls[i].Version
 		if seen[key] {
-			return nil, exitcode.BadInput("lock %s: mixin %s %s is locked twice", KeyMixins, out[i].Name, out[i].Version)
+			return fmt.Errorf("mixin %s %s is locked twice", ls[i].Name, ls[i].Version)
 		}
 		seen[key] = true
 	}
-	return out, nil
+	return nil
 }
 
 // SetLock writes locked into l's `mixins` section, sorted by name and

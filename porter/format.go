@@ -2,6 +2,7 @@ package porter
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
@@ -13,6 +14,11 @@ import (
 // KeyPorter is ferry.yaml's `porter:` section: Porter's resolution
 // settings.
 const KeyPorter = "porter"
+
+// StrategyEnv names the environment variable giving the version strategy
+// when neither ferry.yaml nor --version-strategy does (as Porter reads its
+// `dependencies.version-strategy` setting from its config or environment).
+const StrategyEnv = "FERRY_VERSION_STRATEGY"
 
 // Settings are ferry.yaml's `porter:` section.
 type Settings struct {
@@ -40,6 +46,9 @@ func settingsOf(m *mirrorset.MirrorSet) (Settings, error) {
 	var s Settings
 	if _, err := m.Section(KeyPorter, &s); err != nil {
 		return s, err
+	}
+	if s.VersionStrategy == "" {
+		s.VersionStrategy = strings.TrimSpace(os.Getenv(StrategyEnv))
 	}
 	if _, err := ParseVersionStrategy(s.VersionStrategy); err != nil {
 		return s, fmt.Errorf("%s.versionStrategy: %w", KeyPorter, err)

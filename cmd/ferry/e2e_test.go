@@ -20,7 +20,6 @@ import (
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/registry/remote"
 
-	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/install"
 	"github.com/ferryhq/ferry/internal/clitest"

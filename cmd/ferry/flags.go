@@ -17,6 +17,7 @@ import (
 	"github.com/ferryhq/ferry/formats"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/mixin"
+	"github.com/ferryhq/ferry/porter"
 	"github.com/ferryhq/ferry/relocate"
 )
 
@@ -32,6 +33,8 @@ type globalFlags struct {
 	// defaultRegistry qualifies crossplane.yaml dependencies written
 	// without a registry.
 	defaultRegistry string
+	// versionStrategy is Porter's version strategy.
+	versionStrategy string
 	// bundleMixins locks the mixins every resolved bundle records.
 	bundleMixins bool
 }
@@ -40,6 +43,11 @@ type globalFlags struct {
 // input file says (mirrorset.FromArgs).
 func (g *globalFlags) settings() (*mirrorset.MirrorSet, error) {
 	m := &mirrorset.MirrorSet{}
+	if g.versionStrategy != "" {
+		if err := m.SetSection("porter", map[string]string{"versionStrategy": g.versionStrategy}); err != nil {
+			return nil, err
+		}
+	}
 	if g.defaultRegistry != "" {
 		if err := m.SetSection("crossplane", map[string]string{"defaultRegistry": g.defaultRegistry}); err != nil {
 			return nil, err
@@ -72,6 +80,7 @@ func (g *globalFlags) register(c *cobra.Command) {
 	f.StringVar(&g.registryConfig, "registry-config", "", "docker config.json with registry credentials (default $DOCKER_CONFIG/config.json or ~/.docker/config.json)")
 	f.BoolVarP(&g.quiet, "quiet", "q", false, "print only results and errors")
 	f.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.StringVar(&g.versionStrategy, "version-strategy", "", "how a Porter dependency's version is chosen in its range: exact (the reference's tag; Porter's default), max-patch, max-minor, min or highest (default: ferry.yaml porter.versionStrategy, else $"+porter.StrategyEnv+", else exact)")
 	f.StringVar(&g.defaultRegistry, "default-registry", "", "registry for crossplane.yaml dependencies written without one (default "+crossplane.DefaultRegistry+"; ferry.yaml: crossplane.defaultRegistry)")
 	f.BoolVar(&g.bundleMixins, "bundle-mixins", false, "lock the Porter mixins every resolved bundle records, not only those ferry.yaml names (ferry.yaml: bundleMixins: true)")
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/ferryhq/ferry/internal/registrytest"
-	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/mixin/mixintest"
 )
@@ -171,7 +170,7 @@ func TestMixinsKeepLockedVersions(t *testing.T) {
 		env.MustRun(st.args...)
 		l := mxReadLock(t, env, "ferry.lock")
 		var got []string
-		for _, e := range mxEntries(l) {
+		for _, e := range mxEntries(t, l) {
 			got = append(got, e[:strings.Index(e, "]")+1])
 		}
 		if len(got) != 1 || got[0] != st.want {
@@ -208,7 +207,7 @@ install:
 	env.MustRun("lock", "porter.yaml", "--lock", "app.lock")
 	l := mxReadLock(t, env, "app.lock")
 	var got []string
-	for _, e := range mxEntries(l) {
+	for _, e := range mxEntries(t, l) {
 		got = append(got, e[:strings.Index(e, "]")+1])
 	}
 	if want := []string{"exec@v1.2.3[1.x, v1.2.3]", "helm3@v1.2.3[latest]"}; !slices.Equal(got, want) {
@@ -233,14 +232,14 @@ func TestMixinsMirrorProblems(t *testing.T) {
 	to := mirror.Host + "/mirror"
 	env.MustRun("mirror", "--to", to)
 	l := mxReadLock(t, env, "ferry.lock")
-	m := l.Mixins[0]
+	m := mxMixins(t, l)[0]
 	clientKey := mixin.BinaryName("exec", runtime.GOOS, runtime.GOARCH)
 
 	// An artifact in another mirror that lacks the host's client binary,
 	// and a lock that does not record where it was mirrored.
 	other := registrytest.New(t)
 	partial := m
-	partial.Binaries = map[string]lock.Binary{}
+	partial.Binaries = map[string]mixin.Binary{}
 	for k, b := range m.Binaries {
 		if k != clientKey {
 			partial.Binaries[k] = b
@@ -260,8 +259,12 @@ func TestMixinsMirrorProblems(t *testing.T) {
 		t.Fatal(err)
 	}
 	unmirrored := *l
-	unmirrored.Mixins = []lock.Mixin{m}
-	unmirrored.Mixins[0].Mirror = ""
+	unmirrored.Sections = nil
+	m.Mirror = ""
+	if err := mixin.SetLock(&unmirrored, []mixin.Locked{m}); err != nil {
+		t.Fatal(err)
+	}
+	m = mxMixins(t, l)[0]
 	if err := unmirrored.Write(env.Path("unmirrored.lock")); err != nil {
 		t.Fatal(err)
 	}

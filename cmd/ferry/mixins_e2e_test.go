@@ -23,7 +23,6 @@ import (
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content/file"
 
-	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/internal/clitest"
 	"github.com/ferryhq/ferry/internal/fixture"
@@ -48,7 +47,7 @@ func mxClient(t *testing.T) *client.Client {
 func mxEnv(t *testing.T, fs *mixintest.FeedServer) *clitest.Env {
 	t.Helper()
 	env := clitest.New(t)
-	env.Vars = append(env.Vars, ferry.MixinFeedEnv+"="+fs.URL, "XDG_CACHE_HOME="+filepath.Join(t.TempDir(), "cache"))
+	env.Vars = append(env.Vars, mixin.FeedEnv+"="+fs.URL, "XDG_CACHE_HOME="+filepath.Join(t.TempDir(), "cache"))
 	return env
 }
 
@@ -61,10 +60,21 @@ func mxReadLock(t *testing.T, env *clitest.Env, name string) *lock.Lock {
 	return l
 }
 
+// mxMixins returns the mixins l locks (its `mixins` section).
+func mxMixins(t *testing.T, l *lock.Lock) []mixin.Locked {
+	t.Helper()
+	ms, err := mixin.FromLock(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
 // mxEntries lists the locked mixins as NAME@VERSION[CONSTRAINT]:BINARIES.
-func mxEntries(l *lock.Lock) []string {
+func mxEntries(t *testing.T, l *lock.Lock) []string {
+	t.Helper()
 	var out []string
-	for _, m := range l.Mixins {
+	for _, m := range mxMixins(t, l) {
 		out = append(out, m.Name+"@"+m.Version+"["+m.Constraint+"]:"+strings.Join(m.Keys(), ","))
 	}
 	return out
@@ -74,7 +84,7 @@ func mxEntries(l *lock.Lock) []string {
 // publishes.
 func mxCheckBinaries(t *testing.T, fs *mixintest.FeedServer, l *lock.Lock) {
 	t.Helper()
-	for _, m := range l.Mixins {
+	for _, m := range mxMixins(t, l) {
 		if m.Feed != fs.URL {
 			t.Errorf("mixin %s %s: feed %q, want %q", m.Name, m.Version, m.Feed, fs.URL)
 		}
@@ -153,7 +163,7 @@ platforms: [darwin/arm64, `+host+`]
 		slices.Sort(keys)
 		return strings.Join(slices.Compact(keys), ",")
 	}
-	if got, w := mxEntries(l), []string{
+	if got, w := mxEntries(t, l), []string{
 		"exec@v1.2.3[1.x, v1.2.3]:" + want("exec"), // ferry.yaml 1.x and the bundle's exact v1.2.3 agree
 		"helm3@v1.0.0[v1.0.0]:" + want("helm3"),    // ferry.yaml
 		"helm3@v1.2.3[latest]:" + want("helm3"),    // the bundle's versionless helm3: latest
@@ -175,7 +185,7 @@ platforms: [darwin/arm64, `+host+`]
 	env.MustRun("mirror", "--to", to)
 	l = mxReadLock(t, env, "ferry.lock")
 	c := mxClient(t)
-	for _, m := range l.Mixins {
+	for _, m := range mxMixins(t, l) {
 		repoName := to + "/porter-mixins/" + m.Name
 		if !strings.HasPrefix(m.Mirror, repoName+"@sha256:") {
 			t.Errorf("mixin %s %s: mirror %q, want %s@sha256:…", m.Name, m.Version, m.Mirror, repoName)
@@ -220,13 +230,21 @@ platforms: [darwin/arm64, `+host+`]
 	if runtime.GOOS == "windows" {
 		clientFile += ".exe"
 	}
-	exec123 := l.Mixins[0]
-	helm123 := l.Mixins[2]
+	locked := mxMixins(t, l)
+	exec123 := locked[0]
+	helm123 := locked[2]
+	// The versioned cache of Porter's Mixin Versioning proposal:
+	// mixins/SOURCE/NAME/VERSION, SOURCE the binaries' base URL.
+	cache := "mixins/" + strings.ReplaceAll(strings.TrimPrefix(fs.Base, "http://"), ":", "_") + "/mixins/"
 	for _, home := range []string{"home", "home2"} {
 		for rel, wantDigest := range map[string]string{
-			"mixins/exec/" + clientFile:           exec123.Binaries[mixin.BinaryName("exec", runtime.GOOS, runtime.GOARCH)].Digest,
-			"mixins/exec/runtimes/exec-runtime":   exec123.Binaries["exec-linux-amd64"].Digest,
-			"mixins/helm3/runtimes/helm3-runtime": helm123.Binaries["helm3-linux-amd64"].Digest, // the highest locked helm3
+			"mixins/exec/" + clientFile:                       exec123.Binaries[mixin.BinaryName("exec", runtime.GOOS, runtime.GOARCH)].Digest,
+			"mixins/exec/runtimes/exec-runtime":               exec123.Binaries["exec-linux-amd64"].Digest,
+			"mixins/helm3/runtimes/helm3-runtime":             helm123.Binaries["helm3-linux-amd64"].Digest, // the highest locked helm3
+			cache + "exec/v1.2.3/" + clientFile:               exec123.Binaries[mixin.BinaryName("exec", runtime.GOOS, runtime.GOARCH)].Digest,
+			cache + "exec/v1.2.3/runtimes/exec-linux-amd64":   exec123.Binaries["exec-linux-amd64"].Digest,
+			cache + "helm3/v1.0.0/runtimes/helm3-linux-amd64": locked[1].Binaries["helm3-linux-amd64"].Digest, // every locked version
+			cache + "helm3/v1.2.3/runtimes/helm3-linux-amd64": helm123.Binaries["helm3-linux-amd64"].Digest,
 		} {
 			p := filepath.Join(env.Path(home), filepath.FromSlash(rel))
 			b, err := os.ReadFile(p)
@@ -240,8 +258,10 @@ platforms: [darwin/arm64, `+host+`]
 				t.Errorf("%s/%s mode %v", home, rel, st.Mode())
 			}
 		}
-		if got := mxDirEntries(t, env.Path(home)); len(got) != 9 {
-			t.Errorf("%s holds %q, want mixins/{exec,helm3}/{CLIENT,runtimes/RUNTIME}", home, got)
+		// 9 of the flat layout, 16 of the cache (SOURCE, 2 directories,
+		// then exec/, helm3/ and 3 versions of VERSION/{CLIENT,runtimes/RUNTIME}).
+		if got := mxDirEntries(t, env.Path(home)); len(got) != 25 {
+			t.Errorf("%s holds %q, want mixins/{exec,helm3}/{CLIENT,runtimes/RUNTIME} and the versioned cache", home, got)
 		}
 	}
 
@@ -251,10 +271,10 @@ platforms: [darwin/arm64, `+host+`]
 	addr := mxServe(t, mirror.Root)
 	for _, tt := range []struct {
 		name, version string
-		entry         lock.Mixin
+		entry         mixin.Locked
 	}{
 		{"exec", "v1.2.3", exec123},
-		{"helm3", "v1.0.0", l.Mixins[1]},
+		{"helm3", "v1.0.0", locked[1]},
 		{"helm3", "latest", helm123},
 	} {
 		t.Run("porter mixins install "+tt.name+" --version "+tt.version, func(t *testing.T) {

@@ -70,7 +70,11 @@ func New(t *testing.T) *Env {
 	if err := os.MkdirAll(cfg, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	return &Env{t: t, Dir: dir, Vars: []string{"DOCKER_CONFIG=" + cfg, "HOME=" + dir}}
+	// The end-to-end fixtures (internal/fixture's catalog) were written
+	// for the highest version in range; Porter's own strategies, exact
+	// by default, are pinned by resolve's and porter's tests and by tests
+	// that set FERRY_VERSION_STRATEGY themselves.
+	return &Env{t: t, Dir: dir, Vars: []string{"DOCKER_CONFIG=" + cfg, "HOME=" + dir, "FERRY_VERSION_STRATEGY=highest"}}
 }
 
 // Result is one run of ferry.
