@@ -195,8 +195,8 @@ func (c *dockerConfig) write(t *testing.T, path string) string {
 
 // seedSource publishes the fixture catalog and two images sharing every
 // blob (HOST/shared/a:v1 and HOST/shared/b:v1) to s with its credentials,
-// and returns the roots to lock: the partial-reference scenario and the
-// two images.
+// and returns the roots to lock: the diamond scenario (bundles with images
+// and mixins) and the two images.
 func seedSource(t *testing.T, s *served, caFile string) []string {
 	t.Helper()
 	ctx := context.Background()
@@ -209,7 +209,7 @@ func seedSource(t *testing.T, s *served, caFile string) []string {
 	if err != nil {
 		t.Fatalf("seeding %s: %v", s.Host, err)
 	}
-	roots := []string{cat.Partial}
+	roots := []string{cat.Diamond}
 	for _, name := range []string{"a", "b"} {
 		repo, err := c.Repository(s.Host + "/shared/" + name)
 		if err != nil {

@@ -2,12 +2,15 @@ package main_test
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/mixin"
@@ -296,4 +299,109 @@ func TestMixinsMirrorProblems(t *testing.T) {
 	}
 	env.Expect(3, []string{"verify"}, "mixin exec v1.2.3: missing", "binary exec-linux-arm64 is not in the mirror")
 	env.Expect(3, []string{"verify", "-o", "json"}, `"package": "mixin exec v1.2.3"`)
+}
+
+// TestMixinsOfBundlesOnRequest: a bundle's recorded mixins are locked only
+// when asked (ferry.yaml names them, bundleMixins: true, or
+// --bundle-mixins); otherwise no feed is contacted.
+func TestMixinsOfBundlesOnRequest(t *testing.T) {
+	fs := mixintest.NewFeed(t)
+	_, cat := mxSeed(t)
+	refused := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		return "http://" + ln.Addr().String() + "/mixins/atom.xml"
+	}()
+	root := "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\npackages:\n  - ref: " + cat.Mixins + "\n"
+	tests := []struct {
+		name  string
+		yaml  string
+		feed  string
+		flags []string
+		want  []string
+	}{
+		{name: "not asked: the feed is never contacted", yaml: root, feed: refused},
+		{name: "--bundle-mixins", yaml: root, feed: fs.URL, flags: []string{"--bundle-mixins"}, want: []string{"exec@v1.2.3[v1.2.3]", "helm3@v1.2.3[latest]"}},
+		{name: "bundleMixins: true", yaml: root + "bundleMixins: true\n", feed: fs.URL, want: []string{"exec@v1.2.3[v1.2.3]", "helm3@v1.2.3[latest]"}},
+		{name: "named in ferry.yaml", yaml: root + "mixins:\n  - name: exec\n    version: v1.0.0\n    feed: " + fs.URL + "\n", feed: refused, want: []string{"exec@v1.0.0[v1.0.0]", "exec@v1.2.3[v1.2.3]"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := mxEnv(t, fs)
+			env.Vars = append(env.Vars, mixin.FeedEnv+"="+tt.feed)
+			env.WriteFile("ferry.yaml", tt.yaml)
+			env.MustRun(append([]string{"lock"}, tt.flags...)...)
+			var got []string
+			for _, e := range mxEntries(t, mxReadLock(t, env, "ferry.lock")) {
+				got = append(got, e[:strings.Index(e, "]")+1])
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("locked %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestMixinsPorterLock: `ferry lock porter.yaml --porter-lock` also writes
+// Porter's porter.lock.yaml beside porter.yaml, with the mixins the
+// porter.yaml declares (not those of the bundles it requires).
+func TestMixinsPorterLock(t *testing.T) {
+	fs := mixintest.NewFeed(t)
+	_, cat := mxSeed(t)
+	env := mxEnv(t, fs)
+	env.WriteFile("app/porter.yaml", `schemaVersion: 1.0.1
+name: app
+version: 0.1.0
+registry: example.com/acme
+mixins:
+  - exec:
+      mixin:
+        version: v1.0.0
+        source: `+fs.URL+`
+  - helm3
+dependencies:
+  requires:
+    - name: tool
+      bundle:
+        reference: `+cat.Mixins+`
+`)
+	env.MustRun("lock", "app/porter.yaml", "--porter-lock", "--lock", "app.lock")
+	var pl PorterLockFile
+	if err := yaml.Unmarshal([]byte(env.ReadFile("app/porter.lock.yaml")), &pl); err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Mixins) != 2 || pl.Mixins["exec"].Version != "v1.0.0" || pl.Mixins["helm3"].Version != "v1.2.3" {
+		t.Fatalf("porter.lock.yaml mixins %+v", pl.Mixins)
+	}
+	for name, m := range pl.Mixins {
+		if m.Source != fs.URL || m.URL != fs.Base+"/mixins/" || len(m.Binaries) == 0 {
+			t.Errorf("%s: %+v", name, m)
+		}
+		for k, b := range m.Binaries {
+			if b.Digest != mxDigest(mixintest.Content(m.Version, k)) {
+				t.Errorf("%s %s: %s is %s", name, m.Version, k, b.Digest)
+			}
+		}
+	}
+	env.WriteFile("ferry.yaml", mxYAML(fs.URL, "exec"))
+	env.Expect(2, []string{"lock", "--porter-lock"}, "--porter-lock needs a porter.yaml")
+	if _, err := os.Stat(env.Path("ferry.lock")); !os.IsNotExist(err) {
+		t.Errorf("a lock was written: %v", err)
+	}
+}
+
+// PorterLockFile is porter.lock.yaml as the Mixin Versioning proposal
+// writes it, read without ferry's types.
+type PorterLockFile struct {
+	Mixins map[string]struct {
+		Source   string `yaml:"source"`
+		URL      string `yaml:"url"`
+		Version  string `yaml:"version"`
+		Binaries map[string]struct {
+			Digest string `yaml:"digest"`
+		} `yaml:"binaries"`
+	} `yaml:"mixins"`
 }
