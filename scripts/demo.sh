@@ -47,6 +47,8 @@ mixins:
   - name: exec
     version: 1.x
 platforms: [linux/amd64, darwin/arm64]
+porter:
+  versionStrategy: highest   # PEP003's highest in range; Porter's default is exact
 use:
   mysql: $PUBLIC/fixtures/iface/mysql:v5.7.1
 mirror:
