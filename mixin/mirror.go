@@ -53,6 +53,7 @@ func (m *MirrorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // http.Handler in process, streaming the response body.
 type handlerTransport struct{ h http.Handler }
 
+// RoundTrip serves req with the handler.
 func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	pr, pw := io.Pipe()
 	w := &pipeResponse{header: http.Header{}, pw: pw, ready: make(chan struct{})}
@@ -109,8 +110,10 @@ type pipeResponse struct {
 	ready  chan struct{}
 }
 
+// Header returns the headers to send.
 func (w *pipeResponse) Header() http.Header { return w.header }
 
+// WriteHeader sends the status and headers, once.
 func (w *pipeResponse) WriteHeader(code int) {
 	w.once.Do(func() {
 		w.status = code
@@ -119,6 +122,7 @@ func (w *pipeResponse) WriteHeader(code int) {
 	})
 }
 
+// Write writes body bytes into the pipe.
 func (w *pipeResponse) Write(b []byte) (int, error) {
 	w.WriteHeader(http.StatusOK)
 	return w.pw.Write(b)

@@ -64,6 +64,8 @@ type EdgeReport struct {
 	Ref        string `json:"ref,omitempty"`
 	Constraint string `json:"constraint,omitempty"`
 	Resolved   string `json:"resolved"`
+	Role       string `json:"role,omitempty"`
+	Use        string `json:"use,omitempty"`
 }
 
 // ImageReport is the JSON shape of an image a package carries.
@@ -84,11 +86,26 @@ func (g *Graph) Report() GraphReport {
 			Replaces: p.Replaces,
 		}
 		for _, e := range p.Dependencies {
-			pr.Dependencies = append(pr.Dependencies, EdgeReport{Name: e.Name, Ref: e.Ref, Constraint: e.Constraint, Resolved: g.Resolved(e)})
+			pr.Dependencies = append(pr.Dependencies, EdgeReport{Name: e.Name, Ref: e.Ref, Constraint: e.Constraint, Resolved: g.Resolved(e), Role: e.Role, Use: e.Use})
 		}
 		if p.Meta != nil {
 			for _, im := range p.Meta.Images {
 				pr.Images = append(pr.Images, ImageReport{Name: im.Name, Ref: im.Ref, Digest: im.Descriptor.Digest.String()})
+			}
+			// The mixins a bundle records (custom."sh.porter".mixins):
+			// version, and the source and binaries when it records them.
+			for _, m := range p.Meta.Mixins {
+				if pr.Mixins == nil {
+					pr.Mixins = map[string]any{}
+				}
+				rec := map[string]any{"version": m.Version}
+				if m.URL != "" {
+					rec["url"] = m.URL
+				}
+				if len(m.Binaries) > 0 {
+					rec["binaries"] = m.Binaries
+				}
+				pr.Mixins[m.Name] = rec
 			}
 		}
 		rep.Packages = append(rep.Packages, pr)

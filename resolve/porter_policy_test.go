@@ -184,3 +184,30 @@ func TestPorterPolicy(t *testing.T) {
 		t.Errorf("wiring cycle: %v, want a CycleError", err)
 	}
 }
+
+// TestReportMixins: `ferry resolve -o json` reports the mixins a bundle
+// records.
+func TestReportMixins(t *testing.T) {
+	ctx := context.Background()
+	reg := registrytest.New(t)
+	c := registrytest.Client(t)
+	ref := reg.Host + "/rm/tool"
+	repo, err := c.Repository(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fixture.PushBundle(ctx, repo, ref, fixture.Bundle{Name: "tool", Version: "1.0.0", Tags: []string{"v1.0.0"}, Mixins: map[string]string{"exec": "v1.2.3"}}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: ref + ":v1.0.0"}}, resolve.Options{Registry: c, Formats: []format.Format{porter.Reader{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := g.Report()
+	if len(rep.Packages) != 1 || rep.Packages[0].Mixins["exec"] == nil {
+		t.Fatalf("report = %+v, want the exec mixin", rep.Packages)
+	}
+	if v := rep.Packages[0].Mixins["exec"].(map[string]any)["version"]; v != "v1.2.3" {
+		t.Errorf("exec version = %v", v)
+	}
+}
