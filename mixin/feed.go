@@ -1,7 +1,12 @@
-// Package mixin resolves Porter mixins from Atom feeds, downloads and locks
-// their binaries by digest, mirrors each mixin version as one OCI artifact,
-// installs mixins into a PORTER_HOME from the mirror, and answers Porter's
-// mirror protocol (/mixins/atom.xml) from what a registry stores.
+// Package mixin is the Porter mixin format (Format): it resolves Porter
+// mixins from Atom feeds, downloads and locks their binaries by digest
+// (ferry.lock's `mixins` section), mirrors each mixin version as one OCI
+// artifact, carries them through archives, verifies them in a mirror,
+// installs them into a PORTER_HOME from the mirror (Porter's flat layout
+// and the versioned cache of Porter's "Mixin Versioning" proposal,
+// getporter/proposals pep/002-mixin-versioning.md), writes the proposal's
+// porter.lock.yaml, and answers Porter's mirror protocol
+// (/mixins/atom.xml) from what a registry stores.
 package mixin
 
 import (

@@ -135,10 +135,12 @@ func TestLockBundleMixins(t *testing.T) {
 		want     []string // NAME@VERSION[CONSTRAINT] feed
 		code     int      // exit code of the error; 0: none
 		errWant  []string
+		warn     string
 	}{
 		{
 			name:   "not asked: no feed is contacted",
 			mixins: []format.Mixin{{Name: "exec", Version: "v1.2.3", URL: refused}, {Name: "helm3"}},
+			warn:   "bundles record mixins exec, helm3, which are not locked",
 		},
 		{
 			name:     "named in ferry.yaml",
@@ -195,7 +197,13 @@ func TestLockBundleMixins(t *testing.T) {
 				t.Fatal(err)
 			}
 			l := &lock.Lock{}
-			err := Format{}.Lock(context.Background(), newRun(t), in, bundleGraph(tt.mixins...), l, nil)
+			run := newRun(t)
+			var warnings []string
+			run.Warn = func(msg string) { warnings = append(warnings, msg) }
+			err := Format{}.Lock(context.Background(), run, in, bundleGraph(tt.mixins...), l, nil)
+			if tt.warn != "" && (len(warnings) != 1 || !strings.Contains(warnings[0], tt.warn)) {
+				t.Errorf("warnings %q, want one with %q", warnings, tt.warn)
+			}
 			if tt.code != 0 {
 				if err == nil {
 					t.Fatalf("no error; locked %+v", l.Sections)

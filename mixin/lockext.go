@@ -75,10 +75,13 @@ func Requests(in *mirrorset.MirrorSet, g *resolve.Graph, defaultFeed string) ([]
 	if err != nil {
 		return nil, err
 	}
-	return requests(s, g, defaultFeed)
+	reqs, _, err := requests(s, g, defaultFeed)
+	return reqs, err
 }
 
-func requests(s *settings, g *resolve.Graph, defaultFeed string) ([]Request, error) {
+// requests returns the requests, and the names of the mixins bundles
+// record that nobody asked to lock.
+func requests(s *settings, g *resolve.Graph, defaultFeed string) ([]Request, []string, error) {
 	feeds := map[string]string{}
 	named := map[string]bool{}
 	for _, e := range s.entries {
@@ -106,8 +109,9 @@ func requests(s *settings, g *resolve.Graph, defaultFeed string) ([]Request, err
 		add(r)
 	}
 	if g == nil {
-		return out, nil
+		return out, nil, nil
 	}
+	var skipped []string
 	for _, src := range g.Sources() {
 		p := g.Packages[src]
 		if p == nil || p.Meta == nil {
@@ -115,10 +119,13 @@ func requests(s *settings, g *resolve.Graph, defaultFeed string) ([]Request, err
 		}
 		for _, m := range p.Meta.Mixins {
 			if !s.bundles && !named[m.Name] {
+				if !contains(skipped, m.Name) {
+					skipped = append(skipped, m.Name)
+				}
 				continue
 			}
 			if err := CheckName(m.Name); err != nil {
-				return nil, fmt.Errorf("%s: mixin %q: %w", p.Label(), m.Name, err)
+				return nil, nil, fmt.Errorf("%s: mixin %q: %w", p.Label(), m.Name, err)
 			}
 			r := Request{Name: m.Name, Constraint: strings.TrimSpace(m.Version), From: p.Label()}
 			if len(m.Binaries) > 0 {
@@ -135,13 +142,14 @@ func requests(s *settings, g *resolve.Graph, defaultFeed string) ([]Request, err
 			}
 			if u != "" && r.Feed == u {
 				if err := checkFeedURL(u); err != nil {
-					return nil, fmt.Errorf("%s: mixin %s: url: %w", p.Label(), m.Name, err)
+					return nil, nil, fmt.Errorf("%s: mixin %s: url: %w", p.Label(), m.Name, err)
 				}
 			}
 			add(r)
 		}
 	}
-	return out, nil
+	sort.Strings(skipped)
+	return out, skipped, nil
 }
 
 // isBase reports whether a request for constraint from the source u
@@ -200,9 +208,13 @@ func (f Format) Lock(ctx context.Context, run *ferry.Run, in *mirrorset.MirrorSe
 	if err != nil {
 		return err
 	}
-	reqs, err := requests(s, g, f.feed())
+	reqs, skipped, err := requests(s, g, f.feed())
 	if err != nil {
 		return err
+	}
+	if len(skipped) > 0 && run != nil && run.Warn != nil {
+		run.Warn(fmt.Sprintf("bundles record mixins %s, which are not locked: name them in ferry.yaml `%s`, or set `%s: true` (--bundle-mixins)",
+			strings.Join(skipped, ", "), KeyMixins, KeyBundleMixins))
 	}
 	if len(reqs) == 0 {
 		return SetLock(l, nil)

@@ -21,10 +21,22 @@ import (
 // cannot be a root and is an error. A file is a porter.yaml by its name,
 // else by its content: no apiVersion, a name, and mixins, schemaVersion or
 // dependencies.
-func (Reader) ReadInput(path string, data []byte, _ *mirrorset.MirrorSet) (*mirrorset.MirrorSet, bool, error) {
+//
+// Porter's version strategy applies to these roots as to any dependency:
+// under exact, its default, the tag in the reference is the version and
+// the range is not consulted (pkg/cnab/extended_bundle.go ResolveVersion).
+func (Reader) ReadInput(path string, data []byte, settings *mirrorset.MirrorSet) (*mirrorset.MirrorSet, bool, error) {
 	if !isPorterYAML(path, data) {
 		return nil, false, nil
 	}
+	if settings == nil {
+		settings = &mirrorset.MirrorSet{}
+	}
+	st, err := settingsOf(settings)
+	if err != nil {
+		return nil, true, err
+	}
+	strategy, _ := ParseVersionStrategy(st.VersionStrategy)
 	pm, err := ParsePorterYAML(bytes.TrimPrefix(data, []byte("\ufeff")))
 	if err != nil {
 		return nil, true, err
@@ -38,7 +50,11 @@ func (Reader) ReadInput(path string, data []byte, _ *mirrorset.MirrorSet) (*mirr
 		if err != nil {
 			return nil, true, fmt.Errorf("dependency %q: %w", d.Name, err)
 		}
-		m.Packages = append(m.Packages, mirrorset.Package{Ref: ref.String(), Version: d.Constraint})
+		version := d.Constraint
+		if strategy == StrategyExact && ref.Tag != "" {
+			version = ""
+		}
+		m.Packages = append(m.Packages, mirrorset.Package{Ref: ref.String(), Version: version})
 	}
 	var entries []mixin.Entry
 	for _, mx := range pm.Mixins {
