@@ -121,6 +121,7 @@ func TestCheckSections(t *testing.T) {
 // recorded digests must match the downloads.
 func TestLockBundleMixins(t *testing.T) {
 	fs := mixintest.NewFeed(t, mixintest.Options{Platforms: []string{"linux/amd64", "darwin/arm64"}})
+	other := mixintest.NewFeed(t, mixintest.Options{Platforms: []string{"linux/amd64", "darwin/arm64"}})
 	refused := refusedURL(t)
 	digest := func(v, f string) string { return digestOf(mixintest.Content(v, f)) }
 	recorded := map[string]string{
@@ -161,10 +162,22 @@ func TestLockBundleMixins(t *testing.T) {
 			want:     []string{"exec@v1.2.3[v1.2.3] " + fs.Base + "/mixins/"},
 		},
 		{
-			name:     "the ferry.yaml entry's feed wins over the recorded url",
-			sections: map[string]any{KeyMixins: []Entry{{Name: "exec", Version: "v1.2.3", Feed: fs.URL}}},
-			mixins:   []format.Mixin{{Name: "exec", Version: "v1.2.3", URL: refused, Binaries: recorded}},
-			want:     []string{"exec@v1.2.3[v1.2.3] " + fs.URL},
+			name:     "the recorded url wins over the ferry.yaml entry's feed",
+			sections: map[string]any{KeyMixins: []Entry{{Name: "exec", Version: "1.x", Feed: fs.URL}}},
+			mixins:   []format.Mixin{{Name: "exec", Version: "v1.0.0", URL: other.URL}},
+			want:     []string{"exec@v1.0.0[v1.0.0] " + other.URL, "exec@v1.2.3[1.x] " + fs.URL},
+		},
+		{
+			name:     "the ferry.yaml entry and the recorded url pick one version: one entry",
+			sections: map[string]any{KeyMixins: []Entry{{Name: "exec", Version: "1.x", Feed: fs.URL}}},
+			mixins:   []format.Mixin{{Name: "exec", Version: "v1.2.3", URL: fs.Base + "/mixins/", Binaries: recorded}},
+			want:     []string{"exec@v1.2.3[1.x, v1.2.3] " + fs.URL},
+		},
+		{
+			name:     "named without a recorded url: the entry's feed",
+			sections: map[string]any{KeyMixins: []Entry{{Name: "exec", Version: "v1.0.0", Feed: fs.URL}}},
+			mixins:   []format.Mixin{{Name: "exec", Version: "v1.2.3", Binaries: recorded}},
+			want:     []string{"exec@v1.0.0[v1.0.0] " + fs.URL, "exec@v1.2.3[v1.2.3] " + fs.URL},
 		},
 		{
 			name:     "recorded digest differs",

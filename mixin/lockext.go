@@ -59,9 +59,10 @@ type Recorded struct {
 // feed is contacted for them. A bundle's request is for exactly the
 // version it records, or the latest when it records none.
 //
-// The source of a request is, in order: the feed of the ferry.yaml entry
-// of the same name when it sets one (the user's choice, such as an
-// internal copy of the feed); else the `url` the bundle records; else
+// The source of a bundle's request is, in order: the `url` the bundle
+// records (the proposal: "the URL from which it was downloaded"); else
+// the feed of the ferry.yaml entry of the same name when it sets one; else
+// defaultFeed. A ferry.yaml entry's own request uses its feed, else
 // defaultFeed. A source is read as an Atom feed when its path ends in
 // .xml, or when the request is for a range; otherwise it is the download
 // location Porter's `porter mixins install --url` takes
@@ -133,10 +134,10 @@ func requests(s *settings, g *resolve.Graph, defaultFeed string) ([]Request, []s
 			}
 			u := strings.TrimSpace(m.URL)
 			switch f, ok := feeds[m.Name]; {
-			case ok:
-				r.Feed, r.Base = f, isBase(f, r.Constraint)
 			case u != "" && (isFeedURL(u) || isExact(r.Constraint)):
 				r.Feed, r.Base = u, isBase(u, r.Constraint)
+			case ok:
+				r.Feed, r.Base = f, isBase(f, r.Constraint)
 			default:
 				r.Feed = defaultFeed
 			}

@@ -23,10 +23,12 @@ package into an OCI image layout in DIR, verifying every digest, and
 writes relocation-mapping.json (CNAB format: every original reference to
 its mirror@digest) and plan.json (install order). DIR is written to a
 temporary directory and renamed into place: after a failure it is
-unchanged. --porter-home DIR installs every locked Porter mixin into a
-PORTER_HOME (mixins/NAME/NAME and mixins/NAME/runtimes/NAME-runtime, for
-this OS and architecture), verified against the lock, with no access to
-the mixin feed; it may be used without --dest. --lock-key cosign.pub
+unchanged. --porter-home DIR installs the locked Porter mixins into a
+PORTER_HOME for this OS and architecture, verified against the lock, with
+no access to the mixin feed: the highest version of each in Porter's
+layout (mixins/NAME/NAME, mixins/NAME/runtimes/NAME-runtime), and every
+locked version in the versioned cache of Porter's Mixin Versioning
+proposal (mixins/SOURCE/NAME/VERSION/...); it may be used without --dest. --lock-key cosign.pub
 requires the lock's cosign signature, LOCK.sig beside it (cosign sign-blob
 --key cosign.key --output-signature LOCK.sig LOCK), to verify over the
 lock's exact bytes: otherwise nothing is read or written, and the exit code
@@ -95,7 +97,7 @@ is 3.`,
 				if err := ph.Commit(); err != nil {
 					return err
 				}
-				g.progress("installed mixins %s into PORTER_HOME %s", strings.Join(ph.Mixins, " "), porterHome)
+				g.progress("installed mixins %s into PORTER_HOME %s (versioned cache: %s)", strings.Join(ph.Mixins, " "), porterHome, strings.Join(ph.Cached, " "))
 				if dest == "" {
 					return nil
 				}
@@ -114,6 +116,6 @@ is 3.`,
 	c.Flags().StringVar(&mirror, "mirror", "", "read from this mirror HOST[/PREFIX] instead of the one in the lock")
 	c.Flags().StringVar(&dest, "dest", "", "install directory (required unless --porter-home is given)")
 	c.Flags().StringVar(&lockKeyPath, "lock-key", "", "cosign public key (cosign.pub): refuse to install unless the lock's signature LOCK.sig (cosign sign-blob) verifies with it")
-	c.Flags().StringVar(&porterHome, "porter-home", "", "also install the locked Porter mixins into this PORTER_HOME (mixins/NAME/...), from the mirror alone")
+	c.Flags().StringVar(&porterHome, "porter-home", "", "also install the locked Porter mixins into this PORTER_HOME (mixins/NAME/... and mixins/SOURCE/NAME/VERSION/...), from the mirror alone")
 	return c
 }
