@@ -94,7 +94,7 @@ func (g *globalFlags) env() (*ferry.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ferry.Env{Client: c, Formats: formats.All(), Concurrency: g.jobs}, nil
+	return &ferry.Env{Client: c, Formats: formats.All(), Concurrency: g.jobs, Warn: func(msg string) { warn([]string{msg}) }}, nil
 }
 
 // client builds the registry client from --plain-http, --ca-file,
