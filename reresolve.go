@@ -61,16 +61,16 @@ func (e *Env) Reresolve(ctx context.Context, ms *mirrorset.MirrorSet, l *lock.Lo
 	return out, nil
 }
 
-// digests maps each source of a lock to its digest, or to what replaces it.
+// digests maps each package of a lock (by its graph ID) to its digest, and
+// each replaced source to what replaces it.
 func digests(l *lock.Lock) map[string]string {
 	m := map[string]string{}
-	for i := range l.Packages {
-		p := &l.Packages[i]
-		if p.ReplacedBy != "" {
-			m[p.Source] = "replaced by " + p.ReplacedBy
-		} else {
-			m[l.ID(p)] = p.Digest
-		}
+	g := l.Graph()
+	for id, p := range g.Packages {
+		m[id] = p.Descriptor.Digest.String()
+	}
+	for old, nw := range g.Replaced {
+		m[old] = "replaced by " + nw
 	}
 	return m
 }

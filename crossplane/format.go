@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -20,6 +21,21 @@ const KeyCrossplane = "crossplane"
 
 // InstallDir is the install directory's folder of Crossplane manifests.
 const InstallDir = "crossplane"
+
+// AttributeCrossplane is the lock attribute of a package holding its
+// spec.crossplane.version constraint.
+const AttributeCrossplane = "crossplane"
+
+func init() { lock.RegisterAttribute(AttributeCrossplane) }
+
+// attributes returns what the lock records of m beside every package's
+// fields.
+func (m *Meta) attributes() map[string]string {
+	if m.Crossplane == "" {
+		return nil
+	}
+	return map[string]string{AttributeCrossplane: m.Crossplane}
+}
 
 // Settings are ferry.yaml's `crossplane:` section.
 type Settings struct {
@@ -151,7 +167,7 @@ func (f Format) WriteInstall(dir string, _ *lock.Lock, plan *install.Plan) error
 	kinds := f.Kinds()
 	var pkgs []InstallPackage
 	for _, st := range plan.Steps {
-		if !contains(kinds, st.Kind) {
+		if !slices.Contains(kinds, st.Kind) {
 			continue
 		}
 		mirror, _, _ := strings.Cut(st.Mirror, "@")
@@ -172,13 +188,4 @@ func (f Format) WriteInstall(dir string, _ *lock.Lock, plan *install.Plan) error
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

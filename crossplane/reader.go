@@ -192,7 +192,7 @@ func (Reader) Read(ctx context.Context, repo content.Fetcher, desc ocispec.Descr
 		Name:         m.Name,
 		Dependencies: m.Dependencies(),
 		Replaces:     m.Replaces,
-		Crossplane:   m.Crossplane,
+		Attributes:   m.attributes(),
 	}, nil
 }
 

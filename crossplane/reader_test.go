@@ -91,7 +91,7 @@ func TestReaderRegistry(t *testing.T) {
 	wantProvider := &format.Metadata{
 		Kind:       format.KindCrossplaneProvider,
 		Name:       "provider-x",
-		Crossplane: ">=v1.14.0",
+		Attributes: map[string]string{"crossplane": ">=v1.14.0"},
 		Replaces:   []string{reg.Host + "/old-org/provider-x"},
 		Dependencies: []format.Dependency{
 			{Name: "xpkg.upbound.io/acme/function-a", Ref: "xpkg.upbound.io/acme/function-a", Constraint: ">=v0.1.0"},

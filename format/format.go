@@ -49,8 +49,11 @@ type Metadata struct {
 	Images []Image
 	// Mixins lists the Porter mixins a bundle was built with.
 	Mixins []Mixin
-	// Crossplane is the `spec.crossplane.version` constraint of an xpkg.
-	Crossplane string
+	// Attributes are what the format records in the lock beside the
+	// fields every package has (an xpkg's `crossplane:`, its
+	// spec.crossplane.version constraint); keys are registered with
+	// lock.RegisterAttribute.
+	Attributes map[string]string
 	// Warnings are non-fatal findings, printed by the CLI.
 	Warnings []string
 	// Data is the format's own view of the package (for a Porter bundle,

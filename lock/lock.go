@@ -96,11 +96,22 @@ type Image struct {
 	Size      int64  `yaml:"size,omitempty" json:"size,omitempty"`
 }
 
-// sections holds the section keys formats registered, with their checks.
+// sections and attributes hold the keys formats registered: sections
+// with their checks.
 var (
 	sectionsMu sync.RWMutex
 	sections   = map[string]func(*yaml.Node) error{}
+	attributes = map[string]bool{}
 )
+
+// RegisterAttribute declares a package field a format records beside the
+// fields every package has (Crossplane's `crossplane:`). A package field
+// no format registered is an error when a lock is parsed.
+func RegisterAttribute(key string) {
+	sectionsMu.Lock()
+	defer sectionsMu.Unlock()
+	attributes[key] = true
+}
 
 // RegisterSection declares a top-level lock key a format owns (`mixins`),
 // with the check Parse runs on it (nil: none). A format registers its
@@ -121,6 +132,13 @@ func (l *Lock) checkSections() error {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	for _, p := range l.Packages {
+		for k := range p.Attributes {
+			if !attributes[k] {
+				return fmt.Errorf("package %s: unknown key %q", p.Source, k)
+			}
+		}
+	}
 	for _, k := range keys {
 		check, ok := sections[k]
 		if !ok {
@@ -194,9 +212,7 @@ func FromGraph(g *resolve.Graph, inputs string) *Lock {
 			Replaces:  p.Replaces,
 		}
 		if p.Meta != nil {
-			if p.Meta.Crossplane != "" {
-				lp.Attributes = map[string]string{"crossplane": p.Meta.Crossplane}
-			}
+			lp.Attributes = p.Meta.Attributes
 			for _, im := range p.Meta.Images {
 				lp.Images = append(lp.Images, Image{
 					Name: im.Name, Ref: im.Ref, Digest: im.Descriptor.Digest.String(),
@@ -410,19 +426,13 @@ func (l *Lock) PackageAt(source, d string) *Package {
 	return nil
 }
 
-// ID returns the package's ID in the lock's graph: its source, or
-// SOURCE@DIGEST when the lock holds several versions of the source.
-func (l *Lock) ID(p *Package) string {
-	n := 0
-	for i := range l.Packages {
-		if l.Packages[i].Source == p.Source && l.Packages[i].ReplacedBy == "" {
-			n++
-		}
+// versions counts the resolved packages of each source.
+func (l *Lock) versions() map[string]int {
+	n := map[string]int{}
+	for _, p := range l.Resolved() {
+		n[p.Source]++
 	}
-	if n > 1 {
-		return p.Source + "@" + p.Digest
-	}
-	return p.Source
+	return n
 }
 
 // Descriptor returns the package's root manifest descriptor.
@@ -434,21 +444,20 @@ func (p *Package) Descriptor() ocispec.Descriptor {
 // explanations that must not touch a registry.
 func (l *Lock) Graph() *resolve.Graph {
 	g := &resolve.Graph{Roots: l.Roots, Packages: map[string]*resolve.Package{}, Replaced: map[string]string{}}
+	versions := l.versions()
 	for _, p := range l.Packages {
 		if p.ReplacedBy != "" {
 			g.Replaced[p.Source] = p.ReplacedBy
 			continue
 		}
 		rp := &resolve.Package{
-			ID: l.ID(&p), Source: p.Source, Ref: p.Ref, Kind: p.Kind, Version: p.Version,
+			ID: resolve.PackageID(p.Source, p.Digest, versions[p.Source]), Source: p.Source, Ref: p.Ref, Kind: p.Kind, Version: p.Version,
 			Descriptor: p.Descriptor(), Replaces: p.Replaces,
-			Meta: &format.Metadata{Kind: p.Kind, Crossplane: p.Attributes["crossplane"]},
+			Meta: &format.Metadata{Kind: p.Kind, Attributes: p.Attributes},
 		}
 		for _, d := range p.Dependencies {
 			target, dg, _ := strings.Cut(d.Resolved, "@")
-			if t := l.PackageAt(target, dg); t != nil {
-				target = l.ID(t)
-			}
+			target = resolve.PackageID(target, dg, versions[target])
 			rp.Dependencies = append(rp.Dependencies, resolve.Edge{Name: d.Name, Ref: d.Ref, Constraint: d.Constraint, Target: target, After: d.After, Role: d.Role, Use: d.Use})
 		}
 		for _, im := range p.Images {

@@ -178,6 +178,7 @@ func TestParseRejects(t *testing.T) {
 		{"wrong kind", strings.Replace(string(good), "kind: Lock", "kind: MirrorSet", 1), "kind"},
 		{"wrong apiVersion", strings.Replace(string(good), "ferry.dev/v1alpha1", "ferry.dev/v9", 1), "apiVersion"},
 		{"unknown field", strings.Replace(string(good), "inputs:", "extra: 1\ninputs:", 1), "extra"},
+		{"unknown package field", strings.Replace(string(good), "    version: v1.1.0", "    versoin: v1.1.0", 1), `unknown key "versoin"`},
 		{"bad digest", strings.Replace(string(good), "digest: "+dWeb, "digest: sha256:nothex", 1), "r.io/web"},
 		{"bad resolved", strings.Replace(string(good), "resolved: r.io/web@"+dWeb, "resolved: r.io/web", 1), "dependency web"},
 		{"no digest", strings.Replace(string(good), "digest: "+dAPI, "digest: \"\"", 1), "r.io/api"},

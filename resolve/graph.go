@@ -77,6 +77,16 @@ type Edge struct {
 	InterfaceDocument []byte
 }
 
+// PackageID identifies a package of source at digest d in a graph: its
+// source, or SOURCE@DIGEST when the graph holds several versions of
+// the source.
+func PackageID(source, d string, versions int) string {
+	if versions > 1 {
+		return source + "@" + d
+	}
+	return source
+}
+
 // RoleInterface marks an edge to the bundle that defines a dependency's
 // interface (Porter PEP003 `interface.reference`).
 const RoleInterface = "interface"

@@ -790,10 +790,7 @@ func (rs *roundState) finish(rootKeys []string) (*Graph, error) {
 	ids := map[string]string{} // node key -> package ID
 	for _, key := range rs.order {
 		p := rs.nodes[key]
-		id := p.Source
-		if len(digests[p.Source]) > 1 {
-			id = p.Source + "@" + p.Descriptor.Digest.String()
-		}
+		id := PackageID(p.Source, p.Descriptor.Digest.String(), len(digests[p.Source]))
 		ids[key] = id
 		if _, ok := g.Packages[id]; !ok {
 			p.ID = id
