@@ -84,8 +84,9 @@ type Transfers []Transfer
 // package is copied (see Extension.Prepare).
 func (e *Env) Prepare(ctx context.Context, l *lock.Lock) (Transfers, error) {
 	var out Transfers
+	run := e.Run(Update{})
 	for _, x := range e.Extensions() {
-		t, err := x.Prepare(ctx, e.Run(Update{}), l)
+		t, err := x.Prepare(ctx, run, l)
 		if err != nil {
 			return nil, err
 		}
@@ -120,8 +121,9 @@ func (ts Transfers) Archive(ctx context.Context, store *oci.Store) error {
 // Import pushes every extension's content of an archive to the mirror.
 func (e *Env) Import(ctx context.Context, store *oci.ReadOnlyStore, l *lock.Lock, to relocate.Mapping) ([]Moved, error) {
 	var out []Moved
+	run := e.Run(Update{})
 	for _, x := range e.Extensions() {
-		moved, err := x.Import(ctx, e.Run(Update{}), store, l, to)
+		moved, err := x.Import(ctx, run, store, l, to)
 		if err != nil {
 			return nil, err
 		}
@@ -132,8 +134,9 @@ func (e *Env) Import(ctx context.Context, store *oci.ReadOnlyStore, l *lock.Lock
 
 // VerifyExtensions checks every extension's content of l in the mirror.
 func (e *Env) VerifyExtensions(ctx context.Context, l *lock.Lock, opts verify.Options, rep *verify.Report) error {
+	run := e.Run(Update{})
 	for _, x := range e.Extensions() {
-		if err := x.Verify(ctx, e.Run(Update{}), l, opts, rep); err != nil {
+		if err := x.Verify(ctx, run, l, opts, rep); err != nil {
 			return err
 		}
 	}

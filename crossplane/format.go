@@ -142,7 +142,7 @@ func (f Format) ReadInput(path string, data []byte, settings *mirrorset.MirrorSe
 	}
 	if settings != nil {
 		if n, ok := settings.Sections[KeyCrossplane]; ok {
-			m.Sections = map[string]yaml.Node{KeyCrossplane: n}
+			m.Sections = format.Sections{KeyCrossplane: n}
 		}
 	}
 	return m, true, nil

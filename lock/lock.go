@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -48,7 +47,7 @@ type Lock struct {
 	// Sections holds the top-level sections formats own (`mixins:` of
 	// Porter mixins), each read and written by its format alone through
 	// Section and SetSection; the lock keeps them as they are.
-	Sections map[string]yaml.Node `yaml:",inline" json:"-"`
+	Sections format.Sections `yaml:",inline" json:"-"`
 }
 
 // Package is one locked package.
@@ -157,43 +156,20 @@ func (l *Lock) checkSections() error {
 // Section decodes the top-level section key into v. It reports false,
 // leaving v alone, when the lock has no such section.
 func (l *Lock) Section(key string, v any) (bool, error) {
-	n, ok := l.Sections[key]
-	if !ok {
-		return false, nil
-	}
-	if err := n.Decode(v); err != nil {
+	ok, err := l.Sections.Decode(key, v)
+	if err != nil {
 		return true, fmt.Errorf("lock section %s: %w", key, err)
 	}
-	return true, nil
+	return ok, nil
 }
 
 // SetSection sets the top-level section key to v; a nil v, or an empty
 // slice or map, removes it.
 func (l *Lock) SetSection(key string, v any) error {
-	if v == nil || isEmpty(v) {
-		delete(l.Sections, key)
-		return nil
-	}
-	var n yaml.Node
-	if err := n.Encode(v); err != nil {
+	if err := l.Sections.Set(key, v); err != nil {
 		return fmt.Errorf("lock section %s: %w", key, err)
 	}
-	if l.Sections == nil {
-		l.Sections = map[string]yaml.Node{}
-	}
-	l.Sections[key] = n
 	return nil
-}
-
-func isEmpty(v any) bool {
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Slice, reflect.Map:
-		return rv.Len() == 0
-	case reflect.Pointer, reflect.Interface:
-		return rv.IsNil()
-	}
-	return false
 }
 
 // FromGraph builds a lock from a resolved graph and the inputs digest.

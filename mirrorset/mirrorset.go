@@ -42,7 +42,7 @@ type MirrorSet struct {
 	// Sections holds the top-level keys a format owns (`mixins` and
 	// `platforms` of Porter mixins, `porter`, `crossplane`), each read by
 	// its format through Section. A key no format owns is an error.
-	Sections map[string]yaml.Node `yaml:",inline" json:"-"`
+	Sections format.Sections `yaml:",inline" json:"-"`
 }
 
 // Use is a user-chosen implementation of a named dependency: in ferry.yaml
@@ -83,31 +83,16 @@ func (u Use) MarshalYAML() (any, error) {
 // Section decodes the format-owned top-level key into v. It reports
 // false, leaving v alone, when the key is absent.
 func (m *MirrorSet) Section(key string, v any) (bool, error) {
-	n, ok := m.Sections[key]
-	if !ok {
-		return false, nil
-	}
-	if err := n.Decode(v); err != nil {
+	ok, err := m.Sections.Decode(key, v)
+	if err != nil {
 		return true, exitcode.BadInput("%s: %w", key, err)
 	}
-	return true, nil
+	return ok, nil
 }
 
 // SetSection sets a format-owned top-level key to v (nil removes it).
 func (m *MirrorSet) SetSection(key string, v any) error {
-	if v == nil {
-		delete(m.Sections, key)
-		return nil
-	}
-	var n yaml.Node
-	if err := n.Encode(v); err != nil {
-		return err
-	}
-	if m.Sections == nil {
-		m.Sections = map[string]yaml.Node{}
-	}
-	m.Sections[key] = n
-	return nil
+	return m.Sections.Set(key, v)
 }
 
 // Package is a root package.
@@ -304,12 +289,7 @@ func FromArgs(args []string, version string, formats []format.Format, settings *
 		return nil, "", err
 	}
 	if settings != nil {
-		for k, v := range settings.Sections {
-			if m.Sections == nil {
-				m.Sections = map[string]yaml.Node{}
-			}
-			m.Sections[k] = v
-		}
+		m.Sections.Merge(settings.Sections)
 		if err := m.CheckSections(formats); err != nil {
 			return nil, "", exitcode.BadInput("%w", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -120,7 +121,7 @@ func requests(s *settings, g *resolve.Graph, defaultFeed string) ([]Request, []s
 		}
 		for _, m := range p.Meta.Mixins {
 			if !s.bundles && !named[m.Name] {
-				if !contains(skipped, m.Name) {
+				if !slices.Contains(skipped, m.Name) {
 					skipped = append(skipped, m.Name)
 				}
 				continue
@@ -263,7 +264,7 @@ func (f Format) Lock(ctx context.Context, run *ferry.Run, in *mirrorset.MirrorSe
 		if c == "" {
 			c = "latest"
 		}
-		if !contains(gr.constraints, c) {
+		if !slices.Contains(gr.constraints, c) {
 			gr.constraints = append(gr.constraints, c)
 		}
 		gr.recorded = append(gr.recorded, r.Recorded...)
@@ -471,13 +472,4 @@ func sameBinaries(a, b *Locked) bool {
 		}
 	}
 	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -2,6 +2,7 @@ package mixin
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -108,7 +109,7 @@ func Requested(in *mirrorset.MirrorSet, locked []Locked) ([]Locked, error) {
 			if f := strings.TrimSpace(e.Feed); f != "" && m.Feed != f {
 				continue
 			}
-			if contains(strings.Split(m.Constraint, ", "), c) {
+			if slices.Contains(strings.Split(m.Constraint, ", "), c) {
 				found = m
 				break
 			}

@@ -702,16 +702,14 @@ func (rs *roundState) edges(p *Package, parent ociref.Reference, chain []string,
 		if useRef.Tag != "" || useRef.Digest != "" {
 			constraint = ""
 		}
+	} else if declared == "" && !d.Interface {
+		return nil, badInput(fmt.Errorf("%s: dependency %q has no reference", where, d.Name))
 	} else if declared == "" {
-		if d.Interface && d.InterfaceRef == "" {
-			return nil, fmt.Errorf("%s: dependency %q declares only an interface and no bundle; choose an implementation with `use: {%s: REF}` in ferry.yaml", where, d.Name, d.Name)
+		iface := ""
+		if d.InterfaceRef != "" {
+			iface = " (" + d.InterfaceRef + ")"
 		}
-		if !d.Interface {
-			return nil, badInput(fmt.Errorf("%s: dependency %q has no reference", where, d.Name))
-		}
-	}
-	if declared == "" {
-		return nil, fmt.Errorf("%s: dependency %q declares only an interface (%s) and no bundle; choose an implementation with `use: {%s: REF}` in ferry.yaml", where, d.Name, d.InterfaceRef, d.Name)
+		return nil, fmt.Errorf("%s: dependency %q declares only an interface%s and no bundle; choose an implementation with `use: {%s: REF}` in ferry.yaml", where, d.Name, iface, d.Name)
 	}
 	e, err := rs.edge(p, parent, chain, d, rules, declared, constraint, path)
 	if err != nil {
