@@ -99,6 +99,10 @@ func (m *MirrorSet) SetSection(key string, v any) error {
 type Package struct {
 	Ref     string `yaml:"ref" json:"ref"`
 	Version string `yaml:"version,omitempty" json:"version,omitempty"`
+	// Format names the format whose version policy chooses the root's
+	// version, when the input file is that format's (a porter.yaml's
+	// dependencies follow Porter's strategy); empty: the highest in range.
+	Format string `yaml:"-" json:"-"`
 }
 
 // Replace redirects every edge to From to To.
@@ -199,7 +203,7 @@ func (m *MirrorSet) Roots() []resolve.Root {
 		if r, err := ociref.ParseNormalized(ref, ""); err == nil {
 			ref = r.String()
 		}
-		out = append(out, resolve.Root{Ref: ref, Constraint: p.Version})
+		out = append(out, resolve.Root{Ref: ref, Constraint: p.Version, Format: p.Format})
 	}
 	return out
 }

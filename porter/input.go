@@ -22,21 +22,13 @@ import (
 // else by its content: no apiVersion, a name, and mixins, schemaVersion or
 // dependencies.
 //
-// Porter's version strategy applies to these roots as to any dependency:
-// under exact, its default, the tag in the reference is the version and
-// the range is not consulted (pkg/cnab/extended_bundle.go ResolveVersion).
-func (Reader) ReadInput(path string, data []byte, settings *mirrorset.MirrorSet) (*mirrorset.MirrorSet, bool, error) {
+// The roots are Porter's: its version strategy chooses their versions as
+// it chooses any dependency's (under exact, its default, the tag in the
+// reference; pkg/cnab/extended_bundle.go ResolveVersion).
+func (Reader) ReadInput(path string, data []byte, _ *mirrorset.MirrorSet) (*mirrorset.MirrorSet, bool, error) {
 	if !isPorterYAML(path, data) {
 		return nil, false, nil
 	}
-	if settings == nil {
-		settings = &mirrorset.MirrorSet{}
-	}
-	st, err := settingsOf(settings)
-	if err != nil {
-		return nil, true, err
-	}
-	strategy, _ := ParseVersionStrategy(st.VersionStrategy)
 	pm, err := ParsePorterYAML(bytes.TrimPrefix(data, []byte("\ufeff")))
 	if err != nil {
 		return nil, true, err
@@ -50,11 +42,7 @@ func (Reader) ReadInput(path string, data []byte, settings *mirrorset.MirrorSet)
 		if err != nil {
 			return nil, true, fmt.Errorf("dependency %q: %w", d.Name, err)
 		}
-		version := d.Constraint
-		if strategy == StrategyExact && ref.Tag != "" {
-			version = ""
-		}
-		m.Packages = append(m.Packages, mirrorset.Package{Ref: ref.String(), Version: version})
+		m.Packages = append(m.Packages, mirrorset.Package{Ref: ref.String(), Version: d.Constraint, Format: Reader{}.Name()})
 	}
 	var entries []mixin.Entry
 	for _, mx := range pm.Mixins {

@@ -50,13 +50,15 @@ func TestReadInput(t *testing.T) {
 		wantErr  string
 	}{
 		{
-			name: "exact: the reference's tag, Docker references", file: "porter.yaml", content: testPorterYAML,
-			packages: []mirrorset.Package{{Ref: "docker.io/getporter/mysql:v0.1.0"}, {Ref: "ghcr.io/acme/redis:v1.0.0"}},
+			// Porter's strategy picks among the range when the roots
+			// resolve (TestPorterPolicy pins it); the roots name the format.
+			name: "Porter roots, Docker references", file: "porter.yaml", content: testPorterYAML,
+			packages: []mirrorset.Package{{Ref: "docker.io/getporter/mysql:v0.1.0", Version: "0.1.x", Format: "porter"}, {Ref: "ghcr.io/acme/redis:v1.0.0", Format: "porter"}},
 			mixins:   []mixin.Entry{{Name: "exec"}, {Name: "helm3", Version: "1.x"}, {Name: "az"}},
 		},
 		{
-			name: "another strategy keeps the range", file: "bundle.yaml", content: testPorterYAML, settings: strategy("max-patch"),
-			packages: []mirrorset.Package{{Ref: "docker.io/getporter/mysql:v0.1.0", Version: "0.1.x"}, {Ref: "ghcr.io/acme/redis:v1.0.0"}},
+			name: "by content", file: "bundle.yaml", content: testPorterYAML, settings: strategy("max-patch"),
+			packages: []mirrorset.Package{{Ref: "docker.io/getporter/mysql:v0.1.0", Version: "0.1.x", Format: "porter"}, {Ref: "ghcr.io/acme/redis:v1.0.0", Format: "porter"}},
 			mixins:   []mixin.Entry{{Name: "exec"}, {Name: "helm3", Version: "1.x"}, {Name: "az"}},
 		},
 		{

@@ -93,6 +93,17 @@ func TestPorterPolicy(t *testing.T) {
 			want:     []string{"mysql:v5.7.0", "svc-a:v1.0.0"},
 		},
 		{
+			name:  "a porter.yaml root: Porter's strategy, exact by default",
+			roots: []string{"porter:" + h + "mysql:v5.7.0@5.7.x"},
+			want:  []string{"mysql:v5.7.0"},
+		},
+		{
+			name:     "a porter.yaml root under highest",
+			roots:    []string{"porter:" + h + "mysql:v5.7.0@5.7.x"},
+			strategy: porter.StrategyHighest,
+			want:     []string{"mysql:v5.7.3"},
+		},
+		{
 			name:  "two roots at two versions of one repository",
 			roots: []string{h + "mysql:v5.7.0", h + "mysql:v8.0.2"},
 			want:  []string{"mysql:v5.7.0", "mysql:v8.0.2"},
@@ -138,7 +149,13 @@ func TestPorterPolicy(t *testing.T) {
 			opts := resolve.Options{Registry: c, Formats: []format.Format{porter.Reader{Strategy: tt.strategy}}, Use: tt.use, Replace: tt.replace}
 			var roots []resolve.Root
 			for _, r := range tt.roots {
-				roots = append(roots, resolve.Root{Ref: r})
+				// "FORMAT:REF@RANGE" is a root an input file of FORMAT gives.
+				root := resolve.Root{Ref: r}
+				if f, rest, ok := strings.Cut(r, ":"); ok && f == "porter" {
+					root.Format = f
+					root.Ref, root.Constraint, _ = strings.Cut(rest, "@")
+				}
+				roots = append(roots, root)
 			}
 			g, err := resolve.Resolve(ctx, roots, opts)
 			if len(tt.errs) > 0 {

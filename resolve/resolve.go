@@ -35,6 +35,10 @@ type Root struct {
 	Ref string
 	// Constraint, when set, chooses the version among the repository's tags.
 	Constraint string
+	// Format, when set, names the format whose version policy chooses
+	// among the tags (a porter.yaml's dependencies); empty: the highest
+	// tag satisfying Constraint.
+	Format string
 }
 
 // Locked is a version an earlier lock chose for a source.
@@ -89,8 +93,9 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 	}
 	r := &resolver{opts: opts, fetches: map[string]*fetchEntry{}, tags: map[string]*tagEntry{}}
 	type rootReq struct {
-		key string
-		req requirement
+		key    string
+		req    requirement
+		policy Policy
 	}
 	var rootReqs []rootReq
 	for _, root := range roots {
@@ -108,7 +113,7 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 		}
 		// Every root is resolved on its own: two roots may be two
 		// versions of one repository.
-		rootReqs = append(rootReqs, rootReq{nodeKey(src, "root:"+req.canonical()), req})
+		rootReqs = append(rootReqs, rootReq{nodeKey(src, "root:"+req.canonical()), req, rulesNamed(opts.Formats, root.Format).Policy()})
 	}
 	hints := map[string][]requirement{}
 	pkgReplace := map[string]string{}
@@ -129,7 +134,7 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 		}
 		var level, rootKeys []string
 		for _, rr := range rootReqs {
-			rs.addReq(rr.key, rr.req, defaultRules{}.Policy())
+			rs.addReq(rr.key, rr.req, rr.policy)
 			level = appendUnique(level, rr.key)
 			rootKeys = appendUnique(rootKeys, rr.key)
 		}

@@ -57,6 +57,17 @@ type Checker interface {
 	CheckGraph(g *Graph) error
 }
 
+// rulesNamed returns the rules of the format called name, or the default
+// rules.
+func rulesNamed(formats []format.Format, name string) Rules {
+	for _, f := range formats {
+		if r, ok := f.(Rules); ok && name != "" && f.Name() == name {
+			return r
+		}
+	}
+	return defaultRules{}
+}
+
 // defaultRules apply to packages whose format has no Rules (and to roots):
 // Docker's normalisation, highest version in range.
 type defaultRules struct{}
