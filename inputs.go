@@ -27,10 +27,11 @@ func RecordInput(l *lock.Lock, inputFile, lockPath string) {
 	}
 }
 
-// Inputs loads the input file a lock was made from. It returns nil, with
-// the path, when the file is gone, and nil with no path when the lock was
-// made from command-line roots.
-func (e *Env) Inputs(l *lock.Lock, lockPath string) (*mirrorset.MirrorSet, string, error) {
+// Inputs loads the input file a lock was made from, with the format
+// settings flags give (see mirrorset.MirrorSet.Apply; nil for none). It
+// returns nil, with the path, when the file is gone, and nil with no path
+// when the lock was made from command-line roots.
+func (e *Env) Inputs(l *lock.Lock, lockPath string, settings *mirrorset.MirrorSet) (*mirrorset.MirrorSet, string, error) {
 	if l.Input == "" {
 		return nil, "", nil
 	}
@@ -38,6 +39,9 @@ func (e *Env) Inputs(l *lock.Lock, lockPath string) (*mirrorset.MirrorSet, strin
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, path, nil
 	}
-	ms, err := mirrorset.LoadFile(path, e.Formats, nil)
+	ms, err := mirrorset.LoadFile(path, e.Formats, settings)
+	if err == nil {
+		err = ms.Apply(settings, e.Formats)
+	}
 	return ms, path, err
 }

@@ -292,13 +292,25 @@ func FromArgs(args []string, version string, formats []format.Format, settings *
 	if err != nil {
 		return nil, "", err
 	}
-	if settings != nil {
-		m.Sections.Merge(settings.Sections)
-		if err := m.CheckSections(formats); err != nil {
-			return nil, "", exitcode.BadInput("%w", err)
-		}
+	if err := m.Apply(settings, formats); err != nil {
+		return nil, "", err
 	}
 	return m, file, nil
+}
+
+// Apply sets the format sections settings carries (from flags) over what
+// m says, and checks them; settings may be nil. Every command that reads
+// inputs applies the same flags, so a lock's inputs digest is reproduced
+// by `ferry verify` given the flags `ferry lock` was given.
+func (m *MirrorSet) Apply(settings *MirrorSet, formats []format.Format) error {
+	if settings == nil || len(settings.Sections) == 0 {
+		return nil
+	}
+	m.Sections.Merge(settings.Sections)
+	if err := m.CheckSections(formats); err != nil {
+		return exitcode.BadInput("%w", err)
+	}
+	return nil
 }
 
 func fromArgs(args []string, version string, formats []format.Format, settings *MirrorSet) (*MirrorSet, string, error) {

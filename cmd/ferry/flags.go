@@ -15,6 +15,7 @@ import (
 	"github.com/ferryhq/ferry/crossplane"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/formats"
+	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/porter"
@@ -69,6 +70,16 @@ func (g *globalFlags) inputs(args []string, version string) (*mirrorset.MirrorSe
 		return nil, "", err
 	}
 	return mirrorset.FromArgs(args, version, formats.All(), settings)
+}
+
+// lockInputs loads the input file l was made from, with the flags'
+// settings (see ferry.Env.Inputs).
+func (g *globalFlags) lockInputs(env *ferry.Env, l *lock.Lock, lockPath string) (*mirrorset.MirrorSet, string, error) {
+	settings, err := g.settings()
+	if err != nil {
+		return nil, "", err
+	}
+	return env.Inputs(l, lockPath, settings)
 }
 
 func (g *globalFlags) register(c *cobra.Command) {

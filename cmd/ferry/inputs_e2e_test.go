@@ -42,3 +42,26 @@ spec:
 	cli.MustRun("verify")
 	cli.Expect(2, []string{"verify", "--resolve"}, "command-line roots")
 }
+
+// TestInputsWithFlags: flags that set format settings (--default-registry
+// here) are inputs: verify given the same flags finds the lock current,
+// and without them reports it stale.
+func TestInputsWithFlags(t *testing.T) {
+	w := newCrossplaneWorld(t)
+	env := clitest.New(t)
+	env.WriteFile("crossplane.yaml", `apiVersion: meta.pkg.crossplane.io/v1
+kind: Configuration
+metadata: {name: local}
+spec:
+  dependsOn:
+    - provider: xp/acme/provider-acme
+      version: ">=v1.0.0"
+`)
+	env.MustRun("lock", "crossplane.yaml", "--default-registry", w.src.Host)
+	if !strings.Contains(env.ReadFile("ferry.lock"), "source: "+w.src.Host+"/xp/acme/provider-acme") {
+		t.Fatalf("--default-registry did not qualify the dependency:\n%s", env.ReadFile("ferry.lock"))
+	}
+	env.MustRun("mirror", "--to", w.mirror.Host, "--default-registry", w.src.Host)
+	env.MustRun("verify", "--default-registry", w.src.Host)
+	env.Expect(3, []string{"verify"}, "stale", "crossplane.yaml")
+}

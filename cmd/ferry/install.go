@@ -67,7 +67,7 @@ is 3.`,
 			}
 			// The lock's input file, when it is here, sets up what
 			// formats write (Crossplane pull secrets).
-			ms, _, err := env.Inputs(l, lockPath)
+			ms, _, err := g.lockInputs(env, l, lockPath)
 			if err != nil {
 				return err
 			}

@@ -66,7 +66,7 @@ code is 3 if there is any.`,
 			if opts.Mirror, err = mirrorFlag(mirror); err != nil {
 				return err
 			}
-			ms, inputs, err := env.Inputs(l, lockPath)
+			ms, inputs, err := g.lockInputs(env, l, lockPath)
 			if err != nil {
 				return err
 			}
