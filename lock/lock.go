@@ -6,6 +6,7 @@ package lock
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -151,6 +152,42 @@ func (l *Lock) checkSections() error {
 		}
 	}
 	return nil
+}
+
+// MarshalJSON writes the lock as JSON (`ferry lock -o json`) with the
+// formats' sections as top-level members after the others, as the YAML
+// has them.
+func (l Lock) MarshalJSON() ([]byte, error) {
+	type plain Lock
+	b, err := json.Marshal(plain(l))
+	if err != nil || len(l.Sections) == 0 {
+		return b, err
+	}
+	keys := make([]string, 0, len(l.Sections))
+	for k := range l.Sections {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var buf bytes.Buffer
+	buf.Write(b[:len(b)-1]) // without the closing brace
+	for _, k := range keys {
+		var v any
+		n := l.Sections[k]
+		if err := n.Decode(&v); err != nil {
+			return nil, fmt.Errorf("lock section %s: %w", k, err)
+		}
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("lock section %s: %w", k, err)
+		}
+		buf.WriteByte(',')
+		buf.Write(kb)
+		buf.WriteByte(':')
+		buf.Write(vb)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
 }
 
 // Section decodes the top-level section key into v. It reports false,

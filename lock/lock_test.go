@@ -1,6 +1,7 @@
 package lock_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -337,5 +338,24 @@ func TestDiff(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMarshalJSON: `ferry lock -o json` carries the formats' sections.
+func TestMarshalJSON(t *testing.T) {
+	b, err := json.Marshal(diamond())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Kind     string      `json:"kind"`
+		Packages []any       `json:"packages"`
+		Mixins   []testMixin `json:"mixins"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if got.Kind != lock.Kind || len(got.Packages) != 5 || len(got.Mixins) != 1 || got.Mixins[0].Name != "exec" {
+		t.Errorf("JSON lock = %s", b)
 	}
 }
