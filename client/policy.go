@@ -1,0 +1,124 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"syscall"
+	"time"
+
+	"oras.land/oras-go/v2/registry/remote/errcode"
+)
+
+// RetryPolicy bounds how a failed operation is tried again: at most
+// Attempts tries in all, within MaxTime from the first, waiting Backoff
+// before the second try and doubling (with jitter) up to MaxBackoff
+// before each later one. The zero value is DefaultRetryPolicy.
+type RetryPolicy struct {
+	// Attempts is the number of tries, the first included (default 6).
+	Attempts int
+	// MaxTime bounds the time from the first try to the start of the last
+	// (default 2m).
+	MaxTime time.Duration
+	// Backoff is the wait before the second try (default 200ms).
+	Backoff time.Duration
+	// MaxBackoff caps one wait, Retry-After included (default 10s).
+	MaxBackoff time.Duration
+	// Log, when set, gets one debug line per retry.
+	Log *slog.Logger
+}
+
+// DefaultRetryPolicy is what a zero RetryPolicy means.
+var DefaultRetryPolicy = RetryPolicy{Attempts: 6, MaxTime: 2 * time.Minute, Backoff: 200 * time.Millisecond, MaxBackoff: 10 * time.Second}
+
+// withDefaults fills zero fields from DefaultRetryPolicy.
+func (p RetryPolicy) withDefaults() RetryPolicy {
+	d := DefaultRetryPolicy
+	if p.Attempts <= 0 {
+		p.Attempts = d.Attempts
+	}
+	if p.MaxTime <= 0 {
+		p.MaxTime = d.MaxTime
+	}
+	if p.Backoff <= 0 {
+		p.Backoff = d.Backoff
+	}
+	if p.MaxBackoff <= 0 {
+		p.MaxBackoff = d.MaxBackoff
+	}
+	return p
+}
+
+// Wait returns how long to wait before try number attempt+1 (attempt
+// counts from 0 for the first retry): Backoff doubled per attempt, plus up
+// to half again of jitter, capped at MaxBackoff. A positive retryAfter (a
+// registry's Retry-After) replaces it, still capped.
+func (p RetryPolicy) Wait(attempt int, retryAfter time.Duration) time.Duration {
+	p = p.withDefaults()
+	if retryAfter > 0 {
+		return min(retryAfter, p.MaxBackoff)
+	}
+	w := p.Backoff << min(attempt, 20)
+	w += time.Duration(rand.Int64N(int64(w)/2 + 1))
+	return min(w, p.MaxBackoff)
+}
+
+// Do calls op until it succeeds, returns an error IsTransient refuses, or
+// the policy is spent; what names the operation in debug lines. The last
+// error is returned.
+func (p RetryPolicy) Do(ctx context.Context, what string, op func() error) error {
+	p = p.withDefaults()
+	start := time.Now()
+	for attempt := 0; ; attempt++ {
+		err := op()
+		if err == nil || !IsTransient(err) || attempt+1 >= p.Attempts {
+			return err
+		}
+		wait := p.Wait(attempt, 0)
+		if time.Since(start)+wait > p.MaxTime {
+			return err
+		}
+		if p.Log != nil {
+			p.Log.Debug("retrying", "op", what, "attempt", attempt+2, "of", p.Attempts, "wait", wait.Round(time.Millisecond), "error", err.Error())
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(err, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// IsTransient reports whether err may go away if the operation is tried
+// again: a connection reset or refused mid-run, a broken pipe, a body cut
+// short, a timeout, or a registry answer with status 408, 429 or 5xx.
+// Certificate problems, refused credentials, cancellation and every other
+// registry answer are permanent.
+func IsTransient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var te *TLSError
+	if errors.As(err, &te) {
+		return false
+	}
+	var ae *AuthError
+	if errors.As(err, &ae) {
+		return false
+	}
+	var er *errcode.ErrorResponse
+	if errors.As(err, &er) {
+		return er.StatusCode == 408 || er.StatusCode == 429 || er.StatusCode >= 500
+	}
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
