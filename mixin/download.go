@@ -70,7 +70,7 @@ func Fetch(ctx context.Context, hc *http.Client, feed *Feed, name, constraint st
 		}
 	}()
 	for _, f := range files {
-		tmp, b, err := download(ctx, hc, feed, f, dir)
+		tmp, b, err := download(ctx, hc, feed, f, dir, want[f.Name].Size)
 		if tmp != "" {
 			temps = append(temps, tmp)
 		}
@@ -162,7 +162,13 @@ func fileNames(files []File) string {
 
 // download streams f into a temporary file in dir, hashing it on the way,
 // and returns the temporary file's path with the binary's lock record.
-func download(ctx context.Context, hc *http.Client, feed *Feed, f File, dir string) (string, Binary, error) {
+//
+// At most limit bytes are read (MaxBinarySize when limit is 0): a server
+// that never ends the body fails the download instead of filling the disk.
+func download(ctx context.Context, hc *http.Client, feed *Feed, f File, dir string, limit int64) (string, Binary, error) {
+	if limit <= 0 {
+		limit = MaxBinarySize
+	}
 	u, err := url.Parse(f.URL)
 	if err != nil {
 		return "", Binary{}, fmt.Errorf("%s: %w", f.Name, err)
@@ -185,15 +191,25 @@ func download(ctx context.Context, hc *http.Client, feed *Feed, f File, dir stri
 		return "", Binary{}, fmt.Errorf("%s: %w", f.Name, err)
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), body)
+	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(body, limit+1))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil && n > limit {
+		err = fmt.Errorf("the body is longer than %d bytes", limit)
+		if limit != MaxBinarySize {
+			err = exitcode.With(exitcode.Mismatch, fmt.Errorf("the body is longer than the %d bytes ferry.lock records", limit))
+		}
 	}
 	if err != nil {
 		return tmp.Name(), Binary{}, fmt.Errorf("downloading %s from %s: %w", f.Name, f.URL, err)
 	}
 	return tmp.Name(), Binary{Digest: sha256Digest(h), Size: n, URL: f.URL}, nil
 }
+
+// MaxBinarySize caps a mixin binary whose size no lock states yet: Porter's
+// mixins are tens of megabytes.
+var MaxBinarySize int64 = 1 << 30
 
 func sha256Digest(h hash.Hash) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))

@@ -50,7 +50,7 @@ func FetchLocked(ctx context.Context, hc *http.Client, locked *Locked, dir strin
 		}
 		j := &job{key: k}
 		jobs = append(jobs, j)
-		tmp, got, err := download(ctx, hc, feed, File{Name: k, URL: want.URL}, dir)
+		tmp, got, err := download(ctx, hc, feed, File{Name: k, URL: want.URL}, dir, want.Size)
 		j.tmp = tmp
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
