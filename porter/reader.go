@@ -124,7 +124,7 @@ func (Reader) Read(ctx context.Context, repo content.Fetcher, desc ocispec.Descr
 	if !ok {
 		return nil, fmt.Errorf("porter bundle %s: no index entry annotated %s: %s: %w", desc.Digest, AnnotationManifestType, ManifestTypeConfig, format.ErrNotPackage)
 	}
-	cfgManifest, err := content.FetchAll(ctx, repo, cfgDesc)
+	cfgManifest, err := fetchCapped(ctx, repo, cfgDesc, MaxManifestSize)
 	if err != nil {
 		return nil, fmt.Errorf("porter bundle %s: fetching config manifest %s: %w", desc.Digest, cfgDesc.Digest, err)
 	}
@@ -140,7 +140,7 @@ func (Reader) Read(ctx context.Context, repo content.Fetcher, desc ocispec.Descr
 	if err := im.Config.Digest.Validate(); err != nil {
 		return nil, fmt.Errorf("porter bundle %s: config manifest %s: config digest: %w", desc.Digest, cfgDesc.Digest, err)
 	}
-	blob, err := content.FetchAll(ctx, repo, im.Config)
+	blob, err := fetchCapped(ctx, repo, im.Config, MaxBundleSize)
 	if err != nil {
 		return nil, fmt.Errorf("porter bundle %s: fetching bundle.json %s: %w", desc.Digest, im.Config.Digest, err)
 	}
@@ -149,6 +149,25 @@ func (Reader) Read(ctx context.Context, repo content.Fetcher, desc ocispec.Descr
 		return nil, err
 	}
 	return metadata(b, ix)
+}
+
+// Caps on what Read fetches whole: a descriptor stating more is refused
+// before a byte is read. oras-go caps manifests at 4 MiB too
+// (registry/remote/repository.go, defaultMaxMetadataBytes).
+var (
+	// MaxManifestSize caps the bundle's config manifest.
+	MaxManifestSize int64 = 4 << 20
+	// MaxBundleSize caps bundle.json.
+	MaxBundleSize int64 = 16 << 20
+)
+
+// fetchCapped fetches desc whole, verifying its size and digest, unless it
+// states more than limit bytes.
+func fetchCapped(ctx context.Context, repo content.Fetcher, desc ocispec.Descriptor, limit int64) ([]byte, error) {
+	if desc.Size > limit || desc.Size < 0 {
+		return nil, fmt.Errorf("%s states %d bytes, over the %d-byte limit", desc.Digest, desc.Size, limit)
+	}
+	return content.FetchAll(ctx, repo, desc)
 }
 
 // metadata builds the resolver's view of bundle b published with index ix.

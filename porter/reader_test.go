@@ -299,3 +299,32 @@ func TestReaderMatch(t *testing.T) {
 		})
 	}
 }
+
+// TestReaderSizeCaps pins that a config manifest or bundle.json stating
+// more than its cap is refused before it is read.
+func TestReaderSizeCaps(t *testing.T) {
+	reg := registrytest.New(t)
+	repo := testRepo(t, reg, "acme/big")
+	ctx := context.Background()
+	bundle := []byte(`{"schemaVersion":"v1.0.0","name":"big","version":"0.1.0","invocationImages":[{"image":"r.io/big:v0.1.0","imageType":"docker"}]}`)
+	desc, raw, cfg := pushLayout(t, repo, ocispec.MediaTypeImageIndex, ocispec.MediaTypeImageManifest, porter.MediaTypeCNABConfig, bundle)
+	tests := []struct {
+		name     string
+		cap      *int64
+		wantPart string
+	}{
+		{name: "bundle.json", cap: &porter.MaxBundleSize, wantPart: "fetching bundle.json " + cfg.Digest.String()},
+		{name: "config manifest", cap: &porter.MaxManifestSize, wantPart: "fetching config manifest"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old := *tt.cap
+			*tt.cap = 16
+			defer func() { *tt.cap = old }()
+			_, err := porter.Reader{}.Read(ctx, repo, desc, raw)
+			if err == nil || !strings.Contains(err.Error(), tt.wantPart) || !strings.Contains(err.Error(), "over the 16-byte limit") {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
+}
