@@ -198,7 +198,7 @@ func download(ctx context.Context, hc *http.Client, feed *Feed, f File, dir stri
 	if err == nil && n > limit {
 		err = fmt.Errorf("the body is longer than %d bytes", limit)
 		if limit != MaxBinarySize {
-			err = exitcode.With(exitcode.Mismatch, fmt.Errorf("the body is longer than the %d bytes ferry.lock records", limit))
+			err = exitcode.With(exitcode.Mismatch, fmt.Errorf("does not match ferry.lock: the body is longer than the %d bytes it records", limit))
 		}
 	}
 	if err != nil {

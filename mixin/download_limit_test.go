@@ -44,7 +44,7 @@ func TestDownloadLimits(t *testing.T) {
 			"exec-linux-amd64": {Digest: "sha256:" + strings.Repeat("a", 64), Size: 1 << 20, URL: srv.URL + "/exec-linux-amd64"},
 		}}
 		err := FetchLocked(ctx, hc, l, dir, nil)
-		if err == nil || !strings.Contains(err.Error(), "longer than the 1048576 bytes ferry.lock records") {
+		if err == nil || !strings.Contains(err.Error(), "does not match ferry.lock: the body is longer than the 1048576 bytes") {
 			t.Fatalf("error %v", err)
 		}
 		if code := exitcode.Of(err); code != exitcode.Mismatch {
