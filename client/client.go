@@ -1,7 +1,8 @@
 // Package client builds oras-go registry clients the way ferry talks to
 // registries: HTTPS by default, plain HTTP for loopback hosts and hosts
-// named with --plain-http, credentials from docker's config.json, and
-// retries with backoff for idempotent requests.
+// named with --plain-http, credentials from docker's config.json, retries
+// with backoff for every request that can be sent again, resumed blob
+// downloads, timeouts, and a bounded tag list (ListTags).
 //
 // Certificate problems come back as *TLSError (naming the host and the
 // reason, never retried); a registry refusing credentials comes back as
@@ -39,11 +40,29 @@ type Options struct {
 	// RegistryConfig is a docker config.json path. Empty means
 	// $DOCKER_CONFIG/config.json or ~/.docker/config.json.
 	RegistryConfig string
-	// MaxRetries bounds retries of one idempotent request (default 4).
+	// Retry is how a failed request is sent again, and a download cut
+	// short resumed (zero fields: DefaultRetryPolicy; Attempts 1 disables
+	// retries). Its Log defaults to Log.
+	Retry RetryPolicy
+	// MaxRetries, when positive and Retry.Attempts is zero, sets
+	// Retry.Attempts to MaxRetries+1.
 	MaxRetries int
-	// Backoff is the first retry's delay, doubled for each retry
-	// (default 200ms).
+	// Backoff, when positive and Retry.Backoff is zero, sets
+	// Retry.Backoff.
 	Backoff time.Duration
+	// DialTimeout bounds opening a TCP connection (default
+	// DefaultConnectTimeout; negative: no limit).
+	DialTimeout time.Duration
+	// TLSHandshakeTimeout bounds a TLS handshake (default
+	// DefaultConnectTimeout; negative: no limit).
+	TLSHandshakeTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for a response's headers once
+	// the request is sent (default DefaultReadTimeout; negative: no limit).
+	ResponseHeaderTimeout time.Duration
+	// IdleReadTimeout fails a response body when no byte of it arrives
+	// for that long while it is read (default DefaultReadTimeout;
+	// negative: no limit). A blob download that stalls is then resumed.
+	IdleReadTimeout time.Duration
 	// UserAgent is sent with every request.
 	UserAgent string
 	// Log, when set, receives one debug line per HTTP request (method,
@@ -80,12 +99,23 @@ func New(opts Options) (*Client, error) {
 		}
 		base.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	if opts.MaxRetries == 0 {
-		opts.MaxRetries = 4
+	if opts.Retry.Attempts <= 0 && opts.MaxRetries > 0 {
+		opts.Retry.Attempts = opts.MaxRetries + 1
 	}
-	if opts.Backoff == 0 {
-		opts.Backoff = 200 * time.Millisecond
+	if opts.Retry.Backoff <= 0 && opts.Backoff > 0 {
+		opts.Retry.Backoff = opts.Backoff
 	}
+	if opts.Retry.Log == nil {
+		opts.Retry.Log = opts.Log
+	}
+	opts.Retry = opts.Retry.withDefaults()
+	to := timeouts{
+		dial:   orDefault(opts.DialTimeout, DefaultConnectTimeout),
+		tls:    orDefault(opts.TLSHandshakeTimeout, DefaultConnectTimeout),
+		header: orDefault(opts.ResponseHeaderTimeout, DefaultReadTimeout),
+		idle:   orDefault(opts.IdleReadTimeout, DefaultReadTimeout),
+	}
+	to.apply(base)
 	st := &schemeTransport{next: base, plain: map[string]bool{}}
 	for _, h := range opts.PlainHTTP {
 		st.plain[strings.ToLower(h)] = true
@@ -94,7 +124,8 @@ func New(opts Options) (*Client, error) {
 	if opts.Log != nil {
 		next = &logTransport{next: st, log: opts.Log}
 	}
-	rt := &retryTransport{next: next, max: opts.MaxRetries, backoff: opts.Backoff}
+	next = &timeoutTransport{next: next, to: to}
+	rt := &retryTransport{next: next, policy: opts.Retry}
 
 	var store credentials.Store
 	var path string
@@ -165,7 +196,7 @@ var errUserinfo = errors.New("registry references must not contain credentials (
 
 // client returns the remote.Client repositories and registries use.
 func (c *Client) client() remote.Client {
-	return &authClient{c: c.auth, configPath: c.configPath}
+	return &authClient{c: c.auth, configPath: c.configPath, log: c.opts.Log}
 }
 
 // Login checks user and password against the registry at host and, when
@@ -204,6 +235,22 @@ func (c *Client) Logout(ctx context.Context, host string) error {
 		return fmt.Errorf("logout from %s: %w", host, Redact(err))
 	}
 	return nil
+}
+
+// RetryPolicy returns the policy the client retries requests with (its
+// Log set from Options.Log), for other layers to retry whole operations
+// the transport cannot replay, such as a blob push.
+func (c *Client) RetryPolicy() RetryPolicy { return c.opts.Retry }
+
+// orDefault returns d for zero, zero for negative (no limit), else v.
+func orDefault(v, d time.Duration) time.Duration {
+	switch {
+	case v == 0:
+		return d
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 // Credentials returns the credential store, for login and logout.

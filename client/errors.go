@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -188,10 +189,20 @@ const maxManifestBuffer = 4 << 20
 type authClient struct {
 	c          *auth.Client
 	configPath string
+	log        *slog.Logger
 }
 
-// Do sends req through the auth client.
+// Do sends req through the auth client; a refused blob mount becomes a
+// plain upload (mountOrUpload).
 func (a *authClient) Do(req *http.Request) (*http.Response, error) {
+	if isMount(req) {
+		return a.mountOrUpload(req)
+	}
+	return a.do(req)
+}
+
+// do sends req through the auth client.
+func (a *authClient) do(req *http.Request) (*http.Response, error) {
 	// oras-go buffers manifests only for a bare *auth.Client; do the same so
 	// that a PUT can be replayed after an auth challenge.
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil &&

@@ -3,10 +3,13 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/http"
+	"strings"
 	"syscall"
 	"time"
 
@@ -70,19 +73,27 @@ func (p RetryPolicy) Wait(attempt int, retryAfter time.Duration) time.Duration {
 // the policy is spent; what names the operation in debug lines. The last
 // error is returned.
 func (p RetryPolicy) Do(ctx context.Context, what string, op func() error) error {
+	return p.retry(ctx, what, func() (time.Duration, error) { return 0, op() })
+}
+
+// retry is the one retry loop of package client, shared by Do, the HTTP
+// transport and resumed downloads. op returns its error and how long the
+// other side asked to wait (a Retry-After; 0 for no hint).
+func (p RetryPolicy) retry(ctx context.Context, what string, op func() (time.Duration, error)) error {
 	p = p.withDefaults()
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
-		err := op()
+		after, err := op()
 		if err == nil || !IsTransient(err) || attempt+1 >= p.Attempts {
 			return err
 		}
-		wait := p.Wait(attempt, 0)
+		wait := p.Wait(attempt, after)
 		if time.Since(start)+wait > p.MaxTime {
 			return err
 		}
 		if p.Log != nil {
-			p.Log.Debug("retrying", "op", what, "attempt", attempt+2, "of", p.Attempts, "wait", wait.Round(time.Millisecond), "error", err.Error())
+			p.Log.Debug("retrying", "op", what, "attempt", attempt+2, "of", p.Attempts,
+				"wait", wait.Round(time.Millisecond), "error", Redact(err).Error())
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -100,7 +111,16 @@ func (p RetryPolicy) Do(ctx context.Context, what string, op func() error) error
 // Certificate problems, refused credentials, cancellation and every other
 // registry answer are permanent.
 func IsTransient(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) {
+	if err == nil {
+		return false
+	}
+	// An idle body is given up on by canceling its request: the timeout,
+	// not the cancellation, is what happened.
+	var to *TimeoutError
+	if errors.As(err, &to) {
+		return true
+	}
+	if errors.Is(err, context.Canceled) {
 		return false
 	}
 	var te *TLSError
@@ -113,12 +133,54 @@ func IsTransient(err error) bool {
 	}
 	var er *errcode.ErrorResponse
 	if errors.As(err, &er) {
-		return er.StatusCode == 408 || er.StatusCode == 429 || er.StatusCode >= 500
+		return transientStatus(er.StatusCode)
+	}
+	var se *statusError
+	if errors.As(err, &se) {
+		return transientStatus(se.code)
 	}
 	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 		return true
 	}
 	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	// net/http reports these with unexported error values (transport.go:
+	// errServerClosedIdle, "transport connection broken"; h2_bundle.go:
+	// errClientConnLost, GoAwayError, StreamError): match their text.
+	msg := err.Error()
+	for _, s := range transientMessages {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// transientMessages are net/http error texts for connections lost mid-run.
+var transientMessages = []string{
+	"http: server closed idle connection",
+	"transport connection broken",
+	"http2: client connection lost",
+	"http2: server sent GOAWAY",
+	"http2: client connection force closed",
+	"stream error: stream ID",
+}
+
+// transientStatus reports whether an HTTP status may go away with time:
+// 408, 429 and 5xx.
+func transientStatus(code int) bool {
+	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500
+}
+
+// statusError is a response the transport retried for its status; it
+// never leaves package client (the last response is returned as is).
+type statusError struct {
+	code int
+}
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("%d %s", e.code, http.StatusText(e.code))
 }

@@ -3,8 +3,11 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +16,9 @@ import (
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/format"
@@ -39,9 +45,10 @@ func (f *faults) wrap(next http.Handler) http.Handler {
 		f.mu.Lock()
 		f.counts[key]++
 		inject := f.on && f.match(r) && f.counts[key] <= f.n
+		fail := f.fail
 		f.mu.Unlock()
 		if inject {
-			f.fail(w)
+			fail(w)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -171,8 +178,8 @@ func TestRetriesIdempotentRequests(t *testing.T) {
 			}
 		}
 		f.mu.Unlock()
-		if total != 5 {
-			t.Errorf("%d attempts, want 5 (the first and 4 retries)", total)
+		if want := client.DefaultRetryPolicy.Attempts; total != want {
+			t.Errorf("%d attempts, want %d (the first and %d retries)", total, want, want-1)
 		}
 	})
 
@@ -191,36 +198,176 @@ func TestRetriesIdempotentRequests(t *testing.T) {
 	})
 }
 
-// TestWritesAreNotRetried: a POST or PUT that fails is reported, not
-// repeated.
-func TestWritesAreNotRetried(t *testing.T) {
+// TestWrites: a request the transport can send again (the POST that
+// starts an upload, a manifest PUT) is retried; a blob upload PUT is not
+// replayed by the transport, and its failure is transient (IsTransient) so
+// that the copy layer retries the whole push. Each retry is logged once,
+// without query or header values.
+func TestWrites(t *testing.T) {
 	ctx := context.Background()
 	f := &faults{counts: map[string]int{}}
 	reg := registrytest.New(t, registrytest.WithWrap(f.wrap))
-	repo, err := retryClient(t).Repository(reg.Host + "/w/blob")
-	if err != nil {
-		t.Fatal(err)
+	isUploadPut := func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/blobs/uploads/")
 	}
-	data := []byte("not retried")
-	desc := ocispec.Descriptor{MediaType: "application/octet-stream", Digest: digest.FromBytes(data), Size: int64(len(data))}
-	for _, method := range []string{http.MethodPost, http.MethodPut} {
-		t.Run(method, func(t *testing.T) {
-			f.set(true, 1, status(http.StatusServiceUnavailable), func(r *http.Request) bool { return r.Method == method })
-			defer f.set(false, 0, nil, nil)
-			if err := repo.Push(ctx, desc, bytes.NewReader(data)); err == nil {
-				t.Fatalf("push succeeded through a failing %s", method)
+	tests := []struct {
+		name     string
+		fail     func(http.ResponseWriter)
+		match    func(*http.Request) bool
+		manifest bool // push a manifest, not a blob
+		ok       bool // the push succeeds
+		sent     int  // requests the fault matched
+	}{
+		{name: "upload POST 503", fail: status(http.StatusServiceUnavailable),
+			match: func(r *http.Request) bool { return r.Method == http.MethodPost }, ok: true, sent: 2},
+		{name: "upload POST reset", fail: reset,
+			match: func(r *http.Request) bool { return r.Method == http.MethodPost }, ok: true, sent: 2},
+		{name: "manifest PUT 502", fail: status(http.StatusBadGateway), manifest: true,
+			match: func(r *http.Request) bool { return r.Method == http.MethodPut }, ok: true, sent: 2},
+		{name: "manifest PUT reset", fail: reset, manifest: true,
+			match: func(r *http.Request) bool { return r.Method == http.MethodPut }, ok: true, sent: 2},
+		{name: "blob PUT 503", fail: status(http.StatusServiceUnavailable), match: isUploadPut, sent: 1},
+		{name: "blob PUT reset", fail: reset, match: isUploadPut, sent: 1},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			c, err := client.New(client.Options{
+				RegistryConfig: filepath.Join(t.TempDir(), "config.json"),
+				Retry:          client.RetryPolicy{Backoff: time.Millisecond},
+				Log:            slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
-			var writes int
+			repo := registrytest.Repository(t, c, reg.Host+"/w/blob")
+			data := []byte(fmt.Sprintf("write %d", i))
+			desc := ocispec.Descriptor{MediaType: "application/octet-stream", Digest: digest.FromBytes(data), Size: int64(len(data))}
+			if tt.manifest {
+				desc = pushManifest(t, repo, data)
+			}
+			f.set(true, 1, tt.fail, tt.match)
+			defer f.set(false, 0, nil, nil)
+			if tt.manifest {
+				err = repo.Manifests().PushReference(ctx, desc, bytes.NewReader(manifestBytes(t, repo, desc)), fmt.Sprintf("t%d", i))
+			} else {
+				err = repo.Push(ctx, desc, bytes.NewReader(data))
+			}
+			switch {
+			case tt.ok && err != nil:
+				t.Fatalf("push through one failure: %v", err)
+			case !tt.ok && err == nil:
+				t.Fatal("push succeeded through a failing blob PUT")
+			case !tt.ok && !client.IsTransient(err):
+				t.Errorf("blob PUT failure %q is not transient", err)
+			}
 			f.mu.Lock()
+			var sent int
 			for k, n := range f.counts {
-				if strings.HasPrefix(k, method+" ") {
-					writes += n
+				var r http.Request
+				r.Method, r.URL = strings.Fields(k)[0], mustURL(t, strings.Fields(k)[1])
+				if tt.match(&r) {
+					sent += n
 				}
 			}
 			f.mu.Unlock()
-			if writes != 1 {
-				t.Errorf("%s sent %d times, want 1", method, writes)
+			if sent != tt.sent {
+				t.Errorf("sent %d times, want %d", sent, tt.sent)
+			}
+			retries := strings.Count(logs.String(), "msg=retrying")
+			if want := tt.sent - 1; retries != want {
+				t.Errorf("%d retry log lines, want %d:\n%s", retries, want, logs.String())
+			}
+			for _, line := range strings.Split(logs.String(), "\n") {
+				if strings.Contains(line, "msg=retrying") && (strings.Contains(line, "?") || !strings.Contains(line, reg.Host+"/v2/w/blob/")) {
+					t.Errorf("retry log line without the URL or with a query: %s", line)
+				}
 			}
 		})
 	}
+}
+
+// TestRetryPolicyOptions: Retry-After is honoured up to MaxBackoff (an hour
+// asked for does not hang the test), and Attempts 1 sends once.
+func TestRetryPolicyOptions(t *testing.T) {
+	ctx := context.Background()
+	f := &faults{counts: map[string]int{}}
+	reg := registrytest.New(t, registrytest.WithWrap(f.wrap))
+	repo := registrytest.Repository(t, retryClient(t), reg.Host+"/p/img")
+	desc := pushManifest(t, repo, []byte("policy"))
+	if err := repo.Tag(ctx, desc, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	isManifest := func(r *http.Request) bool { return strings.Contains(r.URL.Path, "/manifests/") }
+	tests := []struct {
+		name   string
+		policy client.RetryPolicy
+		fail   func(http.ResponseWriter)
+		ok     bool
+		sent   int
+	}{
+		{"Retry-After seconds capped", client.RetryPolicy{MaxBackoff: time.Millisecond},
+			status(http.StatusTooManyRequests, "Retry-After", "3600"), true, 2},
+		{"Retry-After date capped", client.RetryPolicy{MaxBackoff: time.Millisecond},
+			status(http.StatusServiceUnavailable, "Retry-After", time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)), true, 2},
+		{"408", client.RetryPolicy{Backoff: time.Millisecond}, status(http.StatusRequestTimeout), true, 2},
+		{"no retries", client.RetryPolicy{Attempts: 1}, status(http.StatusServiceUnavailable), false, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := client.New(client.Options{RegistryConfig: filepath.Join(t.TempDir(), "config.json"), Retry: tt.policy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			repo := registrytest.Repository(t, c, reg.Host+"/p/img")
+			f.set(true, 1, tt.fail, isManifest)
+			defer f.set(false, 0, nil, nil)
+			_, err = repo.Resolve(ctx, "v1")
+			if tt.ok != (err == nil) {
+				t.Fatalf("resolve: %v, want success %v", err, tt.ok)
+			}
+			if n := f.count("HEAD /v2/p/img/manifests/v1") + f.count("GET /v2/p/img/manifests/v1"); n != tt.sent {
+				t.Errorf("sent %d times, want %d", n, tt.sent)
+			}
+			if got := c.RetryPolicy().Attempts; tt.policy.Attempts != 0 && got != tt.policy.Attempts {
+				t.Errorf("RetryPolicy().Attempts = %d, want %d", got, tt.policy.Attempts)
+			}
+		})
+	}
+}
+
+// pushManifest pushes a one-layer image whose layer is data and returns
+// the manifest's descriptor.
+func pushManifest(t *testing.T, repo *remote.Repository, data []byte) ocispec.Descriptor {
+	t.Helper()
+	ctx := context.Background()
+	ld := content.NewDescriptorFromBytes("application/vnd.test.layer", data)
+	if err := repo.Push(ctx, ld, bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	desc, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "application/vnd.test",
+		oras.PackManifestOptions{Layers: []ocispec.Descriptor{ld}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return desc
+}
+
+// manifestBytes reads a manifest back.
+func manifestBytes(t *testing.T, repo *remote.Repository, desc ocispec.Descriptor) []byte {
+	t.Helper()
+	b, err := content.FetchAll(context.Background(), repo, desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

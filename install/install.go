@@ -1,7 +1,9 @@
 // Package install materialises a locked closure from the mirror alone: an
 // OCI image layout holding every package, a CNAB relocation map, and an
-// install plan. The destination is written to a temporary directory and
-// renamed into place, so a failed install leaves it unchanged.
+// install plan. The destination is built in a staging directory beside it
+// (relocate.StagePath) and renamed into place, so a failed install leaves
+// it unchanged; the staging is kept after a failure or a kill, and the
+// next install of the same lock resumes it.
 package install
 
 import (
@@ -13,12 +15,15 @@ import (
 	"path/filepath"
 	"strings"
 
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/content/oci"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
 
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
@@ -44,7 +49,8 @@ type Options struct {
 	Registry Repositories
 	// Mirror, when set, reads from this mirror instead of the lock's.
 	Mirror *relocate.Mapping
-	// Dest is the install directory.
+	// Dest is the install directory. When it is a symbolic link, the
+	// directory it points to is replaced and the link is kept.
 	Dest string
 	// Concurrency bounds parallel blob downloads per package (default 4).
 	Concurrency int
@@ -61,6 +67,9 @@ type Options struct {
 	// Writers are the formats that write files of their own into the
 	// install directory (Crossplane manifests).
 	Writers []Writer
+	// Retry bounds the tries of a download that fails with a transient
+	// error and, as the catch all, of a whole package's copy.
+	Retry client.RetryPolicy
 }
 
 // Writer is a format that writes files of its own into an install
@@ -96,7 +105,8 @@ type Step struct {
 	Dependencies []string `json:"dependencies,omitempty"`
 }
 
-// Install installs l into opts.Dest from the mirror.
+// Install installs l into opts.Dest from the mirror. Every package that
+// can be fetched is; the failures are reported together.
 func Install(ctx context.Context, l *lock.Lock, opts Options) (*Plan, error) {
 	if err := CheckLockSignature(l, opts); err != nil {
 		return nil, err
@@ -104,61 +114,129 @@ func Install(ctx context.Context, l *lock.Lock, opts Options) (*Plan, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4
 	}
-	dest, err := filepath.Abs(opts.Dest)
+	// A symbolic link is followed: the directory it points to is what is
+	// replaced, and the link stays.
+	dest, err := relocate.ResolveDest(opts.Dest)
 	if err != nil {
 		return nil, err
 	}
 	if err := checkDest(dest); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-
 	plan, relocation, err := build(l, opts.Mirror)
 	if err != nil {
 		return nil, err
 	}
-	store, err := oci.New(tmp)
+	data, err := l.Marshal()
 	if err != nil {
 		return nil, err
 	}
-	for _, st := range plan.Steps {
-		if err := fetchStep(ctx, l.PackageAt(st.Source, st.Digest), st, store, opts); err != nil {
-			return nil, err
-		}
+	var mirror string
+	if opts.Mirror != nil {
+		mirror = opts.Mirror.String()
 	}
-	if err := writeJSON(filepath.Join(tmp, PlanFile), plan); err != nil {
+	stage, err := relocate.OpenStage(dest, relocate.StageKey(data, []byte(mirror)))
+	if err != nil {
 		return nil, err
 	}
-	if err := writeJSON(filepath.Join(tmp, RelocationFile), relocation); err != nil {
+	defer stage.Close()
+	tree, old := filepath.Join(stage.Dir, "tree"), filepath.Join(stage.Dir, "old")
+	if err := recoverSwap(dest, old); err != nil {
+		return nil, err
+	}
+	if err := cleanTree(tree); err != nil {
+		return nil, err
+	}
+	store, err := relocate.OpenLayout(ctx, tree)
+	if err != nil {
+		return nil, err
+	}
+	errs := make([]error, len(plan.Steps))
+	slots := make(chan struct{}, opts.Concurrency)
+	var g errgroup.Group
+	g.SetLimit(opts.Concurrency)
+	for i, st := range plan.Steps {
+		g.Go(func() error {
+			p := l.PackageAt(st.Source, st.Digest)
+			errs[i] = relocate.RetryPackage(ctx, opts.Retry, "installing "+p.Source, func() error {
+				_, err := fetchStep(ctx, p, st, store, opts, slots)
+				return err
+			})
+			return nil
+		})
+	}
+	_ = g.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := writeJSON(filepath.Join(tree, PlanFile), plan); err != nil {
+		return nil, err
+	}
+	if err := writeJSON(filepath.Join(tree, RelocationFile), relocation); err != nil {
 		return nil, err
 	}
 	for _, w := range opts.Writers {
-		if err := w.WriteInstall(tmp, l, plan); err != nil {
+		if err := w.WriteInstall(tree, l, plan); err != nil {
 			return nil, fmt.Errorf("%s: %w", w.Name(), err)
 		}
 	}
 	if opts.Extra != nil {
-		if err := opts.Extra(ctx, tmp, plan); err != nil {
+		if err := opts.Extra(ctx, tree, plan); err != nil {
 			return nil, err
 		}
 	}
 	// The layout store stages downloads in ingest/; it is empty by now.
-	_ = os.Remove(filepath.Join(tmp, "ingest"))
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	_ = os.Remove(filepath.Join(tree, "ingest"))
+	if err := os.Chmod(tree, 0o755); err != nil {
 		return nil, err
 	}
 	// Nothing written above may point outside the destination.
-	if err := CheckTree(tmp); err != nil {
+	if err := CheckTree(tree); err != nil {
 		return nil, err
 	}
-	return plan, swap(tmp, dest)
+	if err := swap(tree, dest, old); err != nil {
+		return nil, err
+	}
+	if err := stage.Remove(); err != nil {
+		return nil, fmt.Errorf("removing staging %s: %w", stage.Dir, err)
+	}
+	return plan, nil
+}
+
+// layoutFiles are what an install's staged tree keeps between runs: the
+// OCI image layout. Everything else is written again at the end.
+var layoutFiles = map[string]bool{"oci-layout": true, "index.json": true, "blobs": true}
+
+// cleanTree removes from a staged tree left by an interrupted run what is
+// not the OCI image layout (the files formats write, ingest/).
+func cleanTree(tree string) error {
+	entries, err := os.ReadDir(tree)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !layoutFiles[e.Name()] {
+			if err := os.RemoveAll(filepath.Join(tree, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// recoverSwap puts back an earlier install that a run killed in the middle
+// of swap had moved aside to old, or removes old when dest is in place.
+func recoverSwap(dest, old string) error {
+	if _, err := os.Lstat(old); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if _, err := os.Lstat(dest); errors.Is(err, os.ErrNotExist) {
+		return os.Rename(old, dest)
+	}
+	return os.RemoveAll(old)
 }
 
 // CheckLockSignature applies opts.LockKey (see Options): nil when no key
@@ -198,20 +276,20 @@ func checkDest(dest string) error {
 	return exitcode.BadInput("install destination %s is not empty and holds no earlier ferry install; choose a new or empty directory", dest)
 }
 
-// swap renames tmp to dest, replacing an earlier install.
-func swap(tmp, dest string) error {
+// swap renames tree to dest, replacing an earlier install, which is
+// moved aside to old (in the staging directory) first and removed last.
+func swap(tree, dest, old string) error {
 	if _, err := os.Stat(dest); err == nil {
-		old := tmp + ".old"
 		if err := os.Rename(dest, old); err != nil {
 			return err
 		}
-		if err := os.Rename(tmp, dest); err != nil {
+		if err := os.Rename(tree, dest); err != nil {
 			_ = os.Rename(old, dest)
 			return err
 		}
 		return os.RemoveAll(old)
 	}
-	return os.Rename(tmp, dest)
+	return os.Rename(tree, dest)
 }
 
 // build derives the plan and the CNAB relocation map from the lock.
@@ -266,31 +344,53 @@ func mirrorRepo(p *lock.Package, override *relocate.Mapping) string {
 	return p.Mirror
 }
 
-// fetchStep copies one package's graph from the mirror into the layout.
-// The layout store verifies every blob's digest and size as it is written.
-func fetchStep(ctx context.Context, p *lock.Package, st Step, store *oci.Store, opts Options) error {
+// fetchStep copies one package's graph from the mirror into the layout,
+// reading within slots and retrying a write that fails with a transient
+// error. The layout store verifies every blob's digest and size as it is
+// written. It returns the digests of the package's graph.
+func fetchStep(ctx context.Context, p *lock.Package, st Step, store *oci.Store, opts Options, slots chan struct{}) (*relocate.Nodes, error) {
 	repoName, _, _ := strings.Cut(st.Mirror, "@")
 	repo, err := opts.Registry.Repository(repoName)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	root := p.Descriptor()
-	copyOpts := oras.CopyGraphOptions{Concurrency: opts.Concurrency}
-	if err := oras.CopyGraph(ctx, repo, store, root, copyOpts); err != nil {
+	nodes := relocate.NewNodes()
+	copyOpts := oras.CopyGraphOptions{
+		Concurrency: opts.Concurrency,
+		PostCopy: func(_ context.Context, d ocispec.Descriptor) error {
+			nodes.Add(d)
+			return nil
+		},
+		// What an interrupted run staged is not fetched again, but the
+		// mirror must still hold it: install answers for the mirror.
+		OnCopySkipped: func(ctx context.Context, d ocispec.Descriptor) error {
+			return nodes.AddSkipped(ctx, store, d, func(ctx context.Context, d ocispec.Descriptor) error {
+				ok, err := repo.Exists(ctx, d)
+				if err == nil && !ok {
+					err = fmt.Errorf("%s@%s: %w", repoName, d.Digest, errdef.ErrNotFound)
+				}
+				return err
+			})
+		},
+	}
+	src := relocate.LimitReads(repo, slots)
+	dst := relocate.RetryingTarget(store, repo, opts.Retry)
+	if err := oras.CopyGraph(ctx, src, dst, root, copyOpts); err != nil {
 		err = fmt.Errorf("installing %s from %s: %w", p.Source, st.Mirror, err)
 		if errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) || errors.Is(err, errdef.ErrInvalidDigest) {
-			return exitcode.With(exitcode.Mismatch, err)
+			return nil, exitcode.With(exitcode.Mismatch, err)
 		}
-		return err
+		return nil, err
 	}
 	name := repoName + ":" + p.Version
 	if p.Version == "" {
 		name = repoName + ":" + strings.Replace(p.Digest, ":", "-", 1)
 	}
 	if err := store.Tag(ctx, root, name); err != nil {
-		return fmt.Errorf("installing %s: %w", p.Source, err)
+		return nil, fmt.Errorf("installing %s: %w", p.Source, err)
 	}
-	return nil
+	return nodes, nil
 }
 
 func writeJSON(path string, v any) error {

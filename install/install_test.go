@@ -12,6 +12,7 @@ import (
 	"github.com/ferryhq/ferry/install"
 	"github.com/ferryhq/ferry/internal/pipelinetest"
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/relocate"
 )
 
 func TestInstallFromMirrorOnly(t *testing.T) {
@@ -115,6 +116,18 @@ func TestInstallFromMirrorOnly(t *testing.T) {
 	if after, _ := os.ReadFile(filepath.Join(dest, install.PlanFile)); string(after) != string(before) {
 		t.Errorf("a failed install changed the earlier one")
 	}
+	// The failed install keeps its staging, marked, for the next run;
+	// relocate.RemoveStaging (ferry gc) clears it.
+	staging, err := relocate.FindStaging([]string{dest})
+	if err != nil || len(staging) != 1 {
+		t.Fatalf("staging beside %s: %v, %v", dest, staging, err)
+	}
+	if _, err := os.Stat(filepath.Join(staging[0], relocate.StageMarker)); err != nil {
+		t.Errorf("staging without its marker: %v", err)
+	}
+	if _, err := relocate.RemoveStaging(staging[0]); err != nil {
+		t.Fatal(err)
+	}
 	entries, _ := os.ReadDir(filepath.Dir(dest))
 	if len(entries) != 1 {
 		t.Errorf("left behind: %v", entries)
@@ -130,5 +143,49 @@ func TestInstallNeedsAMirror(t *testing.T) {
 	}
 	if _, statErr := os.Stat(dest); !os.IsNotExist(statErr) {
 		t.Errorf("dest created")
+	}
+}
+
+// TestInstallThroughSymlink: a --dest that is a symbolic link is followed:
+// the directory it points to receives the install, the link stays.
+func TestInstallThroughSymlink(t *testing.T) {
+	ctx := context.Background()
+	_, _, c, l := pipelinetest.MirroredLock(t)
+	base := t.TempDir()
+	for _, tt := range []struct {
+		name   string
+		target string // made before the install when create is set
+		create bool
+	}{
+		{"to an existing empty directory", "real", true},
+		{"dangling, relative", "later", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			link := filepath.Join(base, tt.name+"-link")
+			target := filepath.Join(base, tt.target)
+			if tt.create {
+				if err := os.Mkdir(target, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Symlink(tt.target, link); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 2; i++ { // a second install replaces the first
+				if _, err := install.Install(ctx, l, install.Options{Registry: c, Dest: link}); err != nil {
+					t.Fatal(err)
+				}
+				fi, err := os.Lstat(link)
+				if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+					t.Fatalf("run %d: the link was replaced: %v", i, err)
+				}
+				if _, err := os.Stat(filepath.Join(target, install.PlanFile)); err != nil {
+					t.Errorf("run %d: install not in the link's target: %v", i, err)
+				}
+			}
+			if s, _ := relocate.FindStaging([]string{link}); len(s) != 0 {
+				t.Errorf("staging left: %v", s)
+			}
+		})
 	}
 }

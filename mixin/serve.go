@@ -18,6 +18,8 @@ import (
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/errcode"
+
+	"github.com/ferryhq/ferry/client"
 )
 
 // ErrNotFound is returned by a Store for a mixin, version or file it does
@@ -276,11 +278,7 @@ func (s *RegistryStore) List(ctx context.Context) ([]Stored, error) {
 			if err != nil {
 				return nil, fmt.Errorf("mixin %s: %w", name, err)
 			}
-			var tags []string
-			err = repo.Tags(ctx, "", func(t []string) error {
-				tags = append(tags, t...)
-				return nil
-			})
+			tags, err := client.ListTags(ctx, repo)
 			if isNotFound(err) && explicit {
 				continue
 			}

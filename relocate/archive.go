@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	pathpkg "path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -45,31 +46,52 @@ func archiveName(p *lock.Package) string {
 
 // ToArchive writes every resolved package of l, and l, into a tar archive
 // at path for carrying across an air gap. extra, when set, adds more
-// artifacts (mixins) to the archive's layout. The archive is written to a
-// temporary file beside path and renamed into place.
+// artifacts (mixins) to the archive's layout. The layout is built in a
+// staging directory beside path (see StagePath), kept after a failure or a
+// kill so that a run with the same lock resumes it, and the tar is written
+// inside it and renamed into place. Every package that can be copied is;
+// the failures are reported together.
 func ToArchive(ctx context.Context, l *lock.Lock, path string, opts Options, extra func(context.Context, *oci.Store) error) (*Report, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4
 	}
-	dir := filepath.Dir(path)
-	stage, err := os.MkdirTemp(dir, "."+filepath.Base(path)+".stage-*")
+	dest, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(stage)
-	store, err := oci.NewWithContext(ctx, stage)
+	data, err := l.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	stage, err := OpenStage(dest, StageKey(data))
+	if err != nil {
+		return nil, err
+	}
+	defer stage.Close()
+	layout := filepath.Join(stage.Dir, "layout")
+	partial := filepath.Join(stage.Dir, "archive.partial")
+	// A tar cut short by a kill is written again from the start.
+	if err := os.Remove(partial); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	store, err := OpenLayout(ctx, layout)
 	if err != nil {
 		return nil, err
 	}
 	pkgs := l.Resolved()
 	results := make([]PackageResult, len(pkgs))
-	g, gctx := errgroup.WithContext(ctx)
+	errs := make([]error, len(pkgs))
+	slots := make(chan struct{}, opts.Concurrency)
+	var g errgroup.Group
 	g.SetLimit(opts.Concurrency)
 	for i, p := range pkgs {
 		g.Go(func() error {
-			res, err := archivePackage(gctx, p, store, opts)
+			res, err := retryPackage(ctx, opts.Retry, "archiving "+p.Source, func() (*PackageResult, error) {
+				return archivePackage(ctx, p, store, opts, slots)
+			})
 			if err != nil {
-				return fmt.Errorf("archiving %s: %w", p.Source, err)
+				errs[i] = fmt.Errorf("archiving %s: %w", p.Source, err)
+				return nil
 			}
 			results[i] = *res
 			if opts.Progress != nil {
@@ -78,7 +100,8 @@ func ToArchive(ctx context.Context, l *lock.Lock, path string, opts Options, ext
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
+	_ = g.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	if extra != nil {
@@ -86,53 +109,73 @@ func ToArchive(ctx context.Context, l *lock.Lock, path string, opts Options, ext
 			return nil, err
 		}
 	}
-	data, err := l.Marshal()
-	if err != nil {
+	if err := os.WriteFile(filepath.Join(layout, ArchiveLockFile), data, 0o644); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(stage, ArchiveLockFile), data, 0o644); err != nil {
+	if err := os.RemoveAll(filepath.Join(layout, "ingest")); err != nil {
 		return nil, err
 	}
-	_ = os.Remove(filepath.Join(stage, "ingest"))
-	if err := writeTar(stage, path); err != nil {
+	if err := writeTar(layout, partial); err != nil {
+		return nil, fmt.Errorf("writing archive %s: %w", path, err)
+	}
+	if err := os.Rename(partial, dest); err != nil {
 		return nil, err
+	}
+	if err := stage.Remove(); err != nil {
+		return nil, fmt.Errorf("removing staging %s: %w", stage.Dir, err)
 	}
 	sort.SliceStable(results, func(i, j int) bool { return results[i].Source+results[i].Digest < results[j].Source+results[j].Digest })
 	return &Report{To: path, Packages: results}, nil
 }
 
-func archivePackage(ctx context.Context, p *lock.Package, store *oci.Store, opts Options) (*PackageResult, error) {
-	src, err := opts.Source.Repository(p.Source)
+func archivePackage(ctx context.Context, p *lock.Package, store *oci.Store, opts Options, slots chan struct{}) (*PackageResult, error) {
+	repo, err := opts.Source.Repository(p.Source)
 	if err != nil {
 		return nil, err
 	}
-	res := &PackageResult{Source: p.Source, Mirror: archiveName(p), Digest: p.Digest, Tag: p.Version}
+	res := &PackageResult{Source: p.Source, Mirror: archiveName(p), Digest: p.Digest, Tag: p.Version, Nodes: NewNodes()}
 	root := p.Descriptor()
-	var copied, sent atomic.Int64
-	defer func() { res.Copied, res.Bytes = copied.Load(), sent.Load() }()
-	copyOpts := oras.CopyGraphOptions{
-		Concurrency: opts.Concurrency,
-		PostCopy: func(_ context.Context, d ocispec.Descriptor) error {
-			copied.Add(1)
-			sent.Add(d.Size)
-			return nil
-		},
+	var copied, skipped, sent atomic.Int64
+	defer func() { res.Copied, res.Skipped, res.Bytes = copied.Load(), skipped.Load(), sent.Load() }()
+	copyOpts := func(nodes *Nodes) oras.CopyGraphOptions {
+		return oras.CopyGraphOptions{
+			Concurrency: opts.Concurrency,
+			PostCopy: func(_ context.Context, d ocispec.Descriptor) error {
+				copied.Add(1)
+				sent.Add(d.Size)
+				if nodes != nil {
+					nodes.Add(d)
+				}
+				return nil
+			},
+			OnCopySkipped: func(ctx context.Context, d ocispec.Descriptor) error {
+				skipped.Add(1)
+				if nodes != nil {
+					return nodes.AddSkipped(ctx, store, d, nil)
+				}
+				return nil
+			},
+		}
 	}
-	if err := oras.CopyGraph(ctx, src, store, root, copyOpts); err != nil {
+	// Reads are bounded across packages; a failed write is retried with
+	// the content read again from the source.
+	src := limited{repo, slots}
+	dst := RetryingTarget(store, repo, opts.Retry)
+	if err := oras.CopyGraph(ctx, src, dst, root, copyOpts(res.Nodes)); err != nil {
 		return nil, err
 	}
 	if err := store.Tag(ctx, root, archiveName(p)); err != nil {
 		return nil, err
 	}
 	for _, tag := range signatureTags(root) {
-		desc, err := src.Resolve(ctx, tag)
+		desc, err := repo.Resolve(ctx, tag)
 		if errors.Is(err, errdef.ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("looking for %s: %w", tag, err)
 		}
-		if err := oras.CopyGraph(ctx, src, store, desc, copyOpts); err != nil {
+		if err := oras.CopyGraph(ctx, src, dst, desc, copyOpts(nil)); err != nil {
 			return nil, fmt.Errorf("copying %s: %w", tag, err)
 		}
 		if err := store.Tag(ctx, desc, archiveRef(p, tag)); err != nil {
@@ -144,14 +187,12 @@ func archivePackage(ctx context.Context, p *lock.Package, store *oci.Store, opts
 }
 
 // writeTar writes the files under dir into a tar at path, in sorted order
-// with fixed timestamps, through a temporary file and rename.
+// with fixed timestamps, synced.
 func writeTar(dir, path string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
 	tw := tar.NewWriter(f)
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == dir {
@@ -192,41 +233,67 @@ func writeTar(dir, path string) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return fmt.Errorf("writing archive %s: %w", path, err)
-	}
-	return os.Rename(tmp, path)
+	return err
 }
 
-// ReadArchiveLock returns the lock carried in an archive.
+// ReadArchiveLock returns the lock carried in an archive. An archive with
+// an entry named twice (which copy a reader takes is up to the reader: the
+// lock read here would not be the one `tar x` leaves) or an entry that
+// escapes the archive's root is refused with exit code 2.
 func ReadArchiveLock(path string) (*lock.Lock, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, exitcode.BadInput("archive: %w", err)
 	}
 	defer f.Close()
+	var data []byte
+	seen := map[string]bool{}
 	tr := tar.NewReader(f)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return nil, exitcode.BadInput("archive %s holds no %s: it was not written by ferry mirror --to-archive", path, ArchiveLockFile)
+			break
 		}
 		if err != nil {
 			return nil, exitcode.BadInput("archive %s: %w", path, err)
 		}
-		if strings.TrimPrefix(h.Name, "./") != ArchiveLockFile {
+		name, err := archiveEntryName(h.Name)
+		if err != nil {
+			return nil, exitcode.BadInput("archive %s: %w", path, err)
+		}
+		if seen[name] {
+			return nil, exitcode.BadInput("archive %s: entry %q appears more than once: refusing an archive whose content depends on which copy is read", path, h.Name)
+		}
+		seen[name] = true
+		if name != ArchiveLockFile {
 			continue
 		}
-		data, err := io.ReadAll(io.LimitReader(tr, 64<<20))
-		if err != nil {
+		if data, err = io.ReadAll(io.LimitReader(tr, 64<<20)); err != nil {
 			return nil, fmt.Errorf("archive %s: %w", path, err)
 		}
-		l, err := lock.Parse(data)
-		if err != nil {
-			return nil, exitcode.BadInput("archive %s: %s: %w", path, ArchiveLockFile, err)
-		}
-		return l, nil
 	}
+	if data == nil {
+		return nil, exitcode.BadInput("archive %s holds no %s: it was not written by ferry mirror --to-archive", path, ArchiveLockFile)
+	}
+	l, err := lock.Parse(data)
+	if err != nil {
+		return nil, exitcode.BadInput("archive %s: %s: %w", path, ArchiveLockFile, err)
+	}
+	return l, nil
+}
+
+// archiveEntryName returns a tar entry's name cleaned ("./a/" is "a"), or
+// an error naming the entry when it is absolute or escapes the root.
+func archiveEntryName(raw string) (string, error) {
+	n := raw
+	if strings.HasPrefix(n, "/") || filepath.VolumeName(raw) != "" {
+		return "", fmt.Errorf("entry %q is an absolute path", raw)
+	}
+	n = pathpkg.Clean(n)
+	if n == ".." || strings.HasPrefix(n, "../") {
+		return "", fmt.Errorf("entry %q escapes the archive's root", raw)
+	}
+	return n, nil
 }
 
 // FromArchive copies every package of an archive into the mirror and
@@ -262,25 +329,30 @@ func FromArchive(ctx context.Context, path string, opts Options, extra func(cont
 	}
 	led := newLedger(opts.Concurrency)
 	results := make([]PackageResult, len(pkgs))
-	g, gctx := errgroup.WithContext(ctx)
+	errs := make([]error, len(pkgs))
+	var g errgroup.Group
 	g.SetLimit(opts.Concurrency)
 	for i, p := range pkgs {
 		g.Go(func() error {
-			res, err := copyFrom(gctx, store, archiveRef, p, opts, led)
-			if err != nil {
-				if errors.Is(err, errdef.ErrNotFound) {
-					return exitcode.Mismatchf("importing %s: the archive lacks content the lock names: %w", p.Source, err)
+			res, err := retryPackage(ctx, opts.Retry, "importing "+p.Source, func() (*PackageResult, error) {
+				return copyFrom(ctx, store, archiveRef, p, opts, led)
+			})
+			switch {
+			case errors.Is(err, errdef.ErrNotFound):
+				errs[i] = exitcode.Mismatchf("importing %s: the archive lacks content the lock names: %w", p.Source, err)
+			case err != nil:
+				errs[i] = fmt.Errorf("importing %s: %w", p.Source, err)
+			default:
+				results[i] = *res
+				if opts.Progress != nil {
+					opts.Progress(*res)
 				}
-				return fmt.Errorf("importing %s: %w", p.Source, err)
-			}
-			results[i] = *res
-			if opts.Progress != nil {
-				opts.Progress(*res)
 			}
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
+	_ = g.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
 	}
 	if extra != nil {

@@ -129,3 +129,10 @@ func (l *ledger) release(repo string) {
 		}
 	}
 }
+
+// LimitReads returns src reading within slots: each Fetch holds a slot
+// until its reader is closed. One slots channel shared by many copies
+// bounds their reads together.
+func LimitReads(src content.ReadOnlyStorage, slots chan struct{}) content.ReadOnlyStorage {
+	return limited{src, slots}
+}

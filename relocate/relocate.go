@@ -17,6 +17,7 @@ import (
 	"oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote"
 
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
 )
@@ -42,6 +43,10 @@ type Options struct {
 	// Formats are the package formats; those that are Qualifiers decide
 	// which layouts break a reference (see Mapping.BrokenEdges).
 	Formats []format.Format
+	// Retry bounds the tries of a push that fails with a transient error
+	// (the content is re-read from the origin for each) and, as the catch
+	// all, of a whole package's copy (at most 3 tries).
+	Retry client.RetryPolicy
 }
 
 // PackageResult reports one package's copy.
@@ -58,6 +63,9 @@ type PackageResult struct {
 	Signatures []string `json:"signatures,omitempty"`
 	// Referrers are the digests of the OCI referrers copied.
 	Referrers []string `json:"referrers,omitempty"`
+	// Nodes are the digests of the graph under the package's root
+	// manifest, as the copy found them (see Nodes).
+	Nodes *Nodes `json:"-"`
 }
 
 // Report is the result of a mirror run.
@@ -96,11 +104,15 @@ func Mirror(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 	led := newLedger(opts.Concurrency)
 	results := make([]PackageResult, len(pkgs))
 	errs := make([]error, len(pkgs))
-	g, gctx := errgroup.WithContext(ctx)
+	// No package's failure cancels another's copy: every failure is
+	// reported at the end.
+	var g errgroup.Group
 	g.SetLimit(opts.Concurrency)
 	for i, p := range pkgs {
 		g.Go(func() error {
-			res, err := copyPackage(gctx, p, opts, led)
+			res, err := retryPackage(ctx, opts.Retry, "mirroring "+p.Source, func() (*PackageResult, error) {
+				return copyPackage(ctx, p, opts, led)
+			})
 			if err != nil {
 				errs[i] = fmt.Errorf("mirroring %s: %w", p.Source, err)
 				return nil
@@ -152,9 +164,10 @@ func copyFrom(ctx context.Context, src origin, ref originRef, p *lock.Package, o
 		return nil, err
 	}
 	defer led.release(dstName)
-	res := &PackageResult{Source: p.Source, Mirror: dstName, Digest: p.Digest, Tag: p.Version}
+	res := &PackageResult{Source: p.Source, Mirror: dstName, Digest: p.Digest, Tag: p.Version, Nodes: NewNodes()}
 	root := p.Descriptor()
-	if err := copyGraph(ctx, src, dst, dstName, root, opts.Concurrency, led, res); err != nil {
+	cp := copier{src: src, dst: dst, dstName: dstName, conc: opts.Concurrency, led: led, retry: opts.Retry}
+	if err := cp.graph(ctx, root, res, res.Nodes); err != nil {
 		return nil, err
 	}
 	if p.Version != "" {
@@ -162,7 +175,7 @@ func copyFrom(ctx context.Context, src origin, ref originRef, p *lock.Package, o
 			return nil, fmt.Errorf("tagging %s:%s: %w", dstName, p.Version, err)
 		}
 	}
-	if err := copyReferrers(ctx, src, dst, dstName, root, opts.Concurrency, led, res); err != nil {
+	if err := cp.referrers(ctx, root, res); err != nil {
 		return nil, err
 	}
 	for _, tag := range signatureTags(root) {
@@ -173,7 +186,7 @@ func copyFrom(ctx context.Context, src origin, ref originRef, p *lock.Package, o
 		if err != nil {
 			return nil, fmt.Errorf("looking for %s: %w", tag, err)
 		}
-		if err := copyGraph(ctx, src, dst, dstName, desc, opts.Concurrency, led, res); err != nil {
+		if err := cp.graph(ctx, desc, res, nil); err != nil {
 			return nil, fmt.Errorf("copying %s: %w", tag, err)
 		}
 		if err := ensureTag(ctx, dst, desc, tag); err != nil {
@@ -186,8 +199,8 @@ func copyFrom(ctx context.Context, src origin, ref originRef, p *lock.Package, o
 
 // copyReferrers copies the OCI referrers of root (signatures, SBOMs and
 // attestations attached with a subject) when the origin can list them.
-func copyReferrers(ctx context.Context, src origin, dst *remote.Repository, dstName string, root ocispec.Descriptor, conc int, led *ledger, res *PackageResult) error {
-	lister, ok := src.(registry.ReferrerLister)
+func (cp copier) referrers(ctx context.Context, root ocispec.Descriptor, res *PackageResult) error {
+	lister, ok := cp.src.(registry.ReferrerLister)
 	if !ok {
 		return nil
 	}
@@ -200,7 +213,7 @@ func copyReferrers(ctx context.Context, src origin, dst *remote.Repository, dstN
 		return fmt.Errorf("listing referrers of %s: %w", root.Digest, err)
 	}
 	for _, r := range refs {
-		if err := copyGraph(ctx, src, dst, dstName, r, conc, led, res); err != nil {
+		if err := cp.graph(ctx, r, res, nil); err != nil {
 			return fmt.Errorf("copying referrer %s: %w", r.Digest, err)
 		}
 		res.Referrers = append(res.Referrers, r.Digest.String())
@@ -219,20 +232,38 @@ func signatureTags(root ocispec.Descriptor) []string {
 	return out
 }
 
-// copyGraph copies root's graph from src to dst, counting what it did.
-func copyGraph(ctx context.Context, src content.ReadOnlyStorage, dst *remote.Repository, dstName string, root ocispec.Descriptor, conc int, led *ledger, res *PackageResult) error {
+// copier copies graphs from an origin into one mirror repository.
+type copier struct {
+	src     origin
+	dst     *remote.Repository
+	dstName string
+	conc    int
+	led     *ledger
+	retry   client.RetryPolicy
+}
+
+// graph copies root's graph from the origin to the mirror, counting what
+// it did; nodes, when set, gets the digest of every node of the graph.
+func (cp copier) graph(ctx context.Context, root ocispec.Descriptor, res *PackageResult, nodes *Nodes) error {
 	var copied, mounted, skipped, sent atomic.Int64
+	led, dstName := cp.led, cp.dstName
 	opts := oras.CopyGraphOptions{
-		Concurrency: conc,
+		Concurrency: cp.conc,
 		PostCopy: func(ctx context.Context, desc ocispec.Descriptor) error {
 			copied.Add(1)
 			sent.Add(desc.Size)
 			led.record(dstName, desc.Digest)
+			if nodes != nil {
+				nodes.Add(desc)
+			}
 			return nil
 		},
 		OnCopySkipped: func(ctx context.Context, desc ocispec.Descriptor) error {
 			skipped.Add(1)
 			led.record(dstName, desc.Digest)
+			if nodes != nil {
+				return nodes.AddSkipped(ctx, cp.dst, desc, nil)
+			}
 			return nil
 		},
 		MountFrom: func(ctx context.Context, desc ocispec.Descriptor) ([]string, error) {
@@ -251,10 +282,16 @@ func copyGraph(ctx context.Context, src content.ReadOnlyStorage, dst *remote.Rep
 		OnMounted: func(ctx context.Context, desc ocispec.Descriptor) error {
 			mounted.Add(1)
 			led.record(dstName, desc.Digest)
+			if nodes != nil {
+				nodes.Add(desc)
+			}
 			return nil
 		},
 	}
-	if err := oras.CopyGraph(ctx, limited{src, led.slots}, dst, root, opts); err != nil {
+	// A push that fails is retried with the content read again from the
+	// origin itself: the read slot of the first try is still held.
+	dst := RetryingTarget(cp.dst, cp.src, cp.retry)
+	if err := oras.CopyGraph(ctx, limited{cp.src, led.slots}, dst, root, opts); err != nil {
 		return err
 	}
 	res.Copied += copied.Load()

@@ -202,8 +202,8 @@ func TestArchiveHostileEntries(t *testing.T) {
 	}
 	env.WriteFile("hostile.tar", buf.String())
 	r := env.Run("mirror", "--from-archive", "hostile.tar", "--to", private.Host)
-	if r.Code == 0 || !strings.Contains(r.Stderr, "acme/app") {
-		t.Fatalf("exit %d, want a failure naming the package:\n%s", r.Code, r.Stderr)
+	if r.Code != 2 || !strings.Contains(r.Stderr, `"../escaped"`) {
+		t.Fatalf("exit %d, want 2 naming the escaping entry:\n%s", r.Code, r.Stderr)
 	}
 	for _, p := range []string{filepath.Join(env.Dir, "..", "escaped"), filepath.Join(env.Dir, "..", "..", "escaped2"),
 		filepath.Join(outside, "absolute"), filepath.Join(outside, "target")} {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/porter"
+	"github.com/ferryhq/ferry/redact"
 	"github.com/ferryhq/ferry/relocate"
 )
 
@@ -38,6 +40,12 @@ type globalFlags struct {
 	versionStrategy string
 	// bundleMixins locks the mixins every resolved bundle records.
 	bundleMixins bool
+	// retries, retryMaxTime, connectTimeout and readTimeout shape the
+	// registry client's retries and timeouts (client.Options).
+	retries        int
+	retryMaxTime   time.Duration
+	connectTimeout time.Duration
+	readTimeout    time.Duration
 }
 
 // settings returns the format sections the flags set, merged over what an
@@ -93,6 +101,10 @@ func (g *globalFlags) register(c *cobra.Command) {
 	f.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.StringVar(&g.versionStrategy, "version-strategy", "", "how a Porter dependency's version is chosen in its range: exact (the reference's tag; Porter's default), max-patch, max-minor, min or highest (default: ferry.yaml porter.versionStrategy, else $"+porter.StrategyEnv+", else exact)")
 	f.StringVar(&g.defaultRegistry, "default-registry", "", "registry for crossplane.yaml dependencies written without one (default "+crossplane.DefaultRegistry+"; ferry.yaml: crossplane.defaultRegistry)")
+	f.IntVar(&g.retries, "retries", 5, "retries of a registry request or blob copy that fails transiently (connection lost, timeout, 408, 429, 5xx); 0 disables retries")
+	f.DurationVar(&g.retryMaxTime, "retry-max-time", 2*time.Minute, "stop retrying one request or blob copy this long after its first try")
+	f.DurationVar(&g.connectTimeout, "connect-timeout", client.DefaultConnectTimeout, "limit for opening a connection to a registry, and for its TLS handshake")
+	f.DurationVar(&g.readTimeout, "read-timeout", client.DefaultReadTimeout, "limit for waiting for a registry's response headers, and for any byte of a response body (a stalled blob download is resumed)")
 	f.BoolVar(&g.bundleMixins, "bundle-mixins", false, "lock the Porter mixins every resolved bundle records, not only those ferry.yaml names (ferry.yaml: bundleMixins: true)")
 }
 
@@ -109,13 +121,28 @@ func (g *globalFlags) env() (*ferry.Env, error) {
 }
 
 // client builds the registry client from --plain-http, --ca-file,
-// --registry-config and --log-level.
+// --registry-config, --log-level, --retries, --retry-max-time,
+// --connect-timeout and --read-timeout.
 func (g *globalFlags) client() (*client.Client, error) {
 	log, err := g.logger()
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(client.Options{PlainHTTP: g.plainHTTP, CAFile: g.caFile, RegistryConfig: g.registryConfig, Log: log})
+	if g.retries < 0 {
+		return nil, exitcode.BadInput("--retries %d: want 0 or more", g.retries)
+	}
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{{"--retry-max-time", g.retryMaxTime}, {"--connect-timeout", g.connectTimeout}, {"--read-timeout", g.readTimeout}} {
+		if d.d <= 0 {
+			return nil, exitcode.BadInput("%s %s: want a positive duration", d.name, d.d)
+		}
+	}
+	c, err := client.New(client.Options{PlainHTTP: g.plainHTTP, CAFile: g.caFile, RegistryConfig: g.registryConfig, Log: log,
+		Retry:       client.RetryPolicy{Attempts: g.retries + 1, MaxTime: g.retryMaxTime},
+		DialTimeout: g.connectTimeout, TLSHandshakeTimeout: g.connectTimeout,
+		ResponseHeaderTimeout: g.readTimeout, IdleReadTimeout: g.readTimeout})
 	if err != nil {
 		return nil, exitcode.With(exitcode.Usage, err)
 	}
@@ -138,7 +165,8 @@ func (g *globalFlags) logger() (*slog.Logger, error) {
 	default:
 		return nil, exitcode.BadInput("--log-level %q: want debug, info, warn or error", g.logLevel)
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})), nil
+	// Each record is one line, redacted before it reaches the terminal.
+	return slog.New(slog.NewTextHandler(redact.NewWriter(os.Stderr), &slog.HandlerOptions{Level: level})), nil
 }
 
 // checkOutput rejects an -o value the command does not know.
@@ -161,7 +189,7 @@ func (g *globalFlags) progress(format string, args ...any) {
 	if g.quiet {
 		return
 	}
-	fmt.Fprintf(os.Stderr, format+"\n", args...)
+	fmt.Fprintln(os.Stderr, redact.String(fmt.Sprintf(format, args...)))
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -172,7 +200,7 @@ func writeJSON(w io.Writer, v any) error {
 
 func warn(warnings []string) {
 	for _, w := range warnings {
-		fmt.Fprintln(os.Stderr, "warning: "+w)
+		fmt.Fprintln(os.Stderr, "warning: "+redact.String(w))
 	}
 }
 

@@ -22,8 +22,11 @@ func newInstallCmd(g *globalFlags) *cobra.Command {
 package into an OCI image layout in DIR, verifying every digest, and
 writes relocation-mapping.json (CNAB format: every original reference to
 its mirror@digest) and plan.json (install order). DIR is written to a
-temporary directory and renamed into place: after a failure it is
-unchanged. --porter-home DIR installs the locked Porter mixins into a
+staging directory beside it (.DIR.ferry-stage-KEY, KEY from the lock's
+digest) and renamed into place: after a failure it is unchanged, and the
+staging is kept so that the next install of the same lock resumes it
+(ferry gc removes it). Every package that can be fetched is; the failures
+are reported together. --porter-home DIR installs the locked Porter mixins into a
 PORTER_HOME for this OS and architecture, verified against the lock, with
 no access to the mixin feed: the highest version of each in Porter's
 layout (mixins/NAME/NAME, mixins/NAME/runtimes/NAME-runtime), and every
@@ -61,7 +64,7 @@ is 3.`,
 				return err
 			}
 			defer env.Close()
-			opts := install.Options{Registry: env.Client, Dest: dest, Concurrency: g.jobs, LockKey: lockKey, LockFile: lockPath}
+			opts := install.Options{Registry: env.Client, Dest: dest, Concurrency: g.jobs, LockKey: lockKey, LockFile: lockPath, Retry: env.Client.RetryPolicy()}
 			if opts.Mirror, err = mirrorFlag(mirror); err != nil {
 				return err
 			}
@@ -114,7 +117,7 @@ is 3.`,
 	}
 	c.Flags().StringVar(&lockPath, "lock", lock.DefaultFile, "lock file to install")
 	c.Flags().StringVar(&mirror, "mirror", "", "read from this mirror HOST[/PREFIX] instead of the one in the lock")
-	c.Flags().StringVar(&dest, "dest", "", "install directory (required unless --porter-home is given)")
+	c.Flags().StringVar(&dest, "dest", "", "install directory (required unless --porter-home is given); a symbolic link is followed: the directory it points to is replaced, the link is kept")
 	c.Flags().StringVar(&lockKeyPath, "lock-key", "", "cosign public key (cosign.pub): refuse to install unless the lock's signature LOCK.sig (cosign sign-blob) verifies with it")
 	c.Flags().StringVar(&porterHome, "porter-home", "", "also install the locked Porter mixins into this PORTER_HOME (mixins/NAME/... and mixins/SOURCE/NAME/VERSION/...), from the mirror alone")
 	return c

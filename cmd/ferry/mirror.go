@@ -33,7 +33,13 @@ locked first, keeping versions already in the lock.
 For an air gap, --to-archive writes the closure, its mixins and the lock
 into one tar (an OCI image layout with ferry.lock inside); on the other
 side, --from-archive FILE.tar --to HOST[/PREFIX] pushes it into the
-private registry and writes the lock with its mirror locations.`,
+private registry and writes the lock with its mirror locations.
+
+A failed push is retried with its content read again; a package that
+still fails does not stop the others, and every failure is reported at
+the end (exit 1). --to-archive builds the archive in .FILE.tar.ferry-stage-KEY
+beside it (KEY: from the lock's digest), kept after a failure or a kill:
+the next run with the same lock resumes it. ferry gc removes what is left.`,
 		Example: `  ferry mirror --to registry.internal/mirror            # ferry.yaml + ferry.lock
   ferry mirror --lock ferry.lock --to 127.0.0.1:5000/mirror -j 16
   ferry mirror ghcr.io/acme/app:v1.2.0 --to registry.internal/mirror
@@ -58,6 +64,7 @@ private registry and writes the lock with its mirror locations.`,
 				mapping, _ := relocate.ParseMapping(to)
 				l, rep, err := relocate.FromArchive(cmd.Context(), fromArchive, relocate.Options{
 					Source: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Formats: env.Formats,
+					Retry: env.Client.RetryPolicy(),
 				}, func(ctx context.Context, store *oci.ReadOnlyStore, l *lock.Lock) error {
 					run := env.Run(ferryUpdateNone)
 					for _, x := range env.Extensions() {
@@ -85,6 +92,7 @@ private registry and writes the lock with its mirror locations.`,
 			if toArchive != "" {
 				rep, err := relocate.ToArchive(cmd.Context(), l, toArchive, relocate.Options{
 					Source: env.Client, Concurrency: g.jobs, Progress: progress, Formats: env.Formats,
+					Retry: env.Client.RetryPolicy(),
 				}, func(ctx context.Context, store *oci.Store) error {
 					for _, t := range transfers {
 						if err := t.Archive(ctx, store); err != nil {
@@ -107,6 +115,7 @@ private registry and writes the lock with its mirror locations.`,
 			}
 			rep, err := relocate.Mirror(cmd.Context(), l, relocate.Options{
 				Source: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Formats: env.Formats,
+				Retry: env.Client.RetryPolicy(),
 			})
 			if err != nil {
 				return err

@@ -36,7 +36,10 @@ type Config struct {
 	W2Jobs []int
 	// W3Size is W3's layer size in bytes.
 	W3Size int64
-	// Workloads selects "w1" (with W4), "w2" and "w3"; empty is all.
+	// Faults sizes the fault benchmark.
+	Faults FaultSpec
+	// Workloads selects "w1" (with W4), "w2", "w3" and "faults"; empty
+	// is all.
 	Workloads []string
 	// Reasons says why the setup script could not install a peer, by its
 	// binary name.
@@ -136,7 +139,12 @@ type Results struct {
 	W2                  []*Row `json:"w2"`
 	W3Gen               time.Duration
 	W3                  []*Row `json:"w3"`
-	Notes               []string
+	// FaultsGen, FaultsUnique and FaultsLogical are the fault
+	// benchmark's generation time and sizes; Faults its tools.
+	FaultsGen                   time.Duration
+	FaultsUnique, FaultsLogical int64
+	Faults                      []*FaultRow `json:"faults"`
+	Notes                       []string
 }
 
 // RunAll generates the workloads and measures ferry and the peers.
@@ -186,6 +194,11 @@ func RunAll(ctx context.Context, cfg Config) (*Results, error) {
 	}
 	if cfg.wants("w2") {
 		if err := res.runW2(ctx, c); err != nil {
+			return res, err
+		}
+	}
+	if cfg.wants("faults") && cfg.Faults.Seeds > 0 {
+		if err := res.runFaults(ctx, c); err != nil {
 			return res, err
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/opencontainers/go-digest"
@@ -128,5 +130,42 @@ func TestMedian(t *testing.T) {
 	m, _ := Median([]Sample{{Wall: 3}, {Wall: 1}, {Wall: 2}})
 	if m.Wall != 2 {
 		t.Fatalf("Median = %v, want 2", m.Wall)
+	}
+}
+
+func TestCorruptBlobs(t *testing.T) {
+	root := t.TempDir()
+	put := func(name string, content []byte) {
+		t.Helper()
+		d := digest.FromBytes([]byte(name))
+		dir := filepath.Join(root, "docker", "registry", "v2", "blobs", "sha256", d.Encoded()[:2], d.Encoded())
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "data"), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name  string
+		blobs map[string][]byte
+		want  int
+	}{
+		{"empty storage", nil, 0},
+		{"intact", map[string][]byte{"a": []byte("a"), "b": []byte("b")}, 0},
+		{"one cut short", map[string][]byte{"a": []byte("a"), "bb": []byte("b")}, 1},
+		{"two wrong", map[string][]byte{"a": []byte("x"), "b": []byte("y"), "c": []byte("c")}, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root = t.TempDir()
+			for name, content := range tc.blobs {
+				put(name, content)
+			}
+			got, err := CorruptBlobs(root)
+			if err != nil || got != tc.want {
+				t.Fatalf("CorruptBlobs = %d, %v; want %d", got, err, tc.want)
+			}
+		})
 	}
 }

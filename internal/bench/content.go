@@ -1,6 +1,7 @@
 // Package bench is the driver behind `make bench`: deterministic workload
 // generators (PRODUCT.md's W1-W4), loopback registries (`ferry serve`
-// subprocesses), a recording and delaying reverse proxy, the peer tools'
+// subprocesses), a recording and delaying reverse proxy, the fault
+// benchmark (first runs through internal/faultproxy), the peer tools'
 // command lines, and the BENCHMARKS.md report. Nothing here is part of
 // `make test`, and nothing here asserts a wall-clock time: timings are
 // measured, compared with peer tools in the same run, and written down.

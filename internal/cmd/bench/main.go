@@ -6,7 +6,8 @@
 //
 // --scale shrinks or grows W1's repositories and W2's packages; --runs sets
 // how many times each timed command runs (the median is reported);
-// --w3-mib sizes W3's single layer.
+// --w3-mib sizes W3's single layer; --fault-seeds and --fault-rate shape
+// the fault benchmark (first-run success under injected faults).
 package main
 
 import (
@@ -34,12 +35,14 @@ func main() {
 	scale := flag.Float64("scale", 1, "multiplies W1's 40 repositories and W2's 1,000 packages")
 	w3MiB := flag.Int64("w3-mib", 512, "W3's layer size in MiB (PRODUCT.md: 2048)")
 	parallel := flag.Int("parallel", 8, "peers' xargs -P and ferry's -j in the parallel mode")
-	workloads := flag.String("workloads", "w1,w2,w3", "comma-separated workloads to run: w1 (with W4), w2, w3")
+	workloads := flag.String("workloads", "w1,w2,w3,faults", "comma-separated workloads to run: w1 (with W4), w2, w3, faults")
+	faultSeeds := flag.Int("fault-seeds", 10, "seeds of the fault benchmark: one first run per tool per seed")
+	faultRate := flag.Float64("fault-rate", 0.10, "fraction of requests the fault benchmark's proxies give a fault")
 	reasons := flag.String("unavailable", "", "file of \"TOOL<TAB>REASON\" lines for peers the setup could not install")
 	distinct := flag.Bool("w2-distinct-tags", false, "push a distinct bundle for each of W2's tags (slow: 30 bundles per package)")
 	command := flag.String("command", "make bench", "how this run was started, for the report")
 	flag.Parse()
-	if flag.NArg() > 0 || *runs < 1 || *scale <= 0 || *w3MiB < 1 || *parallel < 1 {
+	if flag.NArg() > 0 || *runs < 1 || *scale <= 0 || *w3MiB < 1 || *parallel < 1 || *faultSeeds < 0 || *faultRate < 0 || *faultRate > 1 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -71,10 +74,18 @@ func main() {
 			Repos: max(2, int(math.Round(40**scale))),
 			Base:  20 * bench.MiB, Unique1: 1 * bench.MiB, Unique2: 5 * bench.MiB,
 		},
-		W2:        bench.W2Spec{Packages: max(8, int(math.Round(1000**scale))), Depth: 8, Tags: 30, AllTagsDistinct: *distinct},
-		W2Delay:   20 * time.Millisecond,
-		W2Jobs:    []int{*parallel, 64},
-		W3Size:    *w3MiB * bench.MiB,
+		W2:      bench.W2Spec{Packages: max(8, int(math.Round(1000**scale))), Depth: 8, Tags: 30, AllTagsDistinct: *distinct},
+		W2Delay: 20 * time.Millisecond,
+		W2Jobs:  []int{*parallel, 64},
+		W3Size:  *w3MiB * bench.MiB,
+		Faults: bench.FaultSpec{
+			W1:       bench.W1Spec{Repos: max(2, int(math.Round(10**scale))), Base: 8 * bench.MiB, Unique1: 1 * bench.MiB, Unique2: 4 * bench.MiB},
+			Seeds:    *faultSeeds,
+			Rate:     *faultRate,
+			StallMin: 1500 * time.Millisecond, StallMax: 3 * time.Second,
+			RetryAfter: time.Second,
+			Timeout:    5 * time.Minute,
+		},
 		Workloads: strings.Split(*workloads, ","),
 		Reasons:   readReasons(*reasons),
 		Log:       os.Stderr,
