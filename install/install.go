@@ -159,8 +159,13 @@ func Install(ctx context.Context, l *lock.Lock, opts Options) (*Plan, error) {
 		g.Go(func() error {
 			p := l.PackageAt(st.Source, st.Digest)
 			errs[i] = relocate.RetryPackage(ctx, opts.Retry, "installing "+p.Source, func() error {
-				_, err := fetchStep(ctx, p, st, store, opts, slots)
-				return err
+				nodes, err := fetchStep(ctx, p, st, store, opts, slots)
+				if err != nil {
+					return err
+				}
+				// Before relocation-mapping.json names them: the
+				// lock's images must be nodes of the graph fetched.
+				return p.CheckImages(nodes.Has)
 			})
 			return nil
 		})

@@ -22,7 +22,9 @@ import (
 
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/redact"
 	"github.com/ferryhq/ferry/resolve"
+	"github.com/ferryhq/ferry/sizecap"
 )
 
 // APIVersion and Kind identify a lock; DefaultFile is its usual name.
@@ -271,13 +273,20 @@ func versionLess(a, b string) bool {
 	return a < b
 }
 
-// Read reads and validates a lock file. A missing or malformed lock exits
-// with code 2.
+// MaxFileSize caps the size of a lock file Read accepts; it is checked
+// before the file is parsed, so a huge file cannot take the memory.
+var MaxFileSize int64 = 64 << 20
+
+// Read reads and validates a lock file. A missing, malformed, incomplete
+// or oversized lock exits with code 2.
 func Read(path string) (*Lock, error) {
-	data, err := os.ReadFile(path)
+	data, err := sizecap.ReadFile(path, MaxFileSize)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, exitcode.BadInput("lock %s not found: run ferry lock first", path)
+		}
+		if sizecap.IsTooLarge(err) {
+			return nil, exitcode.BadInput("lock %w", err)
 		}
 		return nil, exitcode.BadInput("reading lock: %w", err)
 	}
@@ -337,6 +346,117 @@ func (l *Lock) Validate() error {
 			src, dg, ok := strings.Cut(d.Resolved, "@")
 			if _, err := digest.Parse(dg); !ok || src == "" || err != nil {
 				return fmt.Errorf("package %s: dependency %s: resolved %q is not SOURCE@DIGEST", p.Source, d.Name, d.Resolved)
+			}
+		}
+	}
+	if err := l.checkCredentials(); err != nil {
+		return err
+	}
+	return l.checkClosure()
+}
+
+// checkCredentials refuses a lock holding credentials in a reference
+// (user:pass@host/repo, https://user:pass@host): a lock is shared and
+// committed, and what it holds ends up in messages. The error shows the
+// reference redacted.
+func (l *Lock) checkCredentials() error {
+	check := func(what, s string) error {
+		if r := redact.String(s); r != s {
+			return fmt.Errorf("%s %q holds credentials, which a lock must not: use ferry login or a docker config.json", what, r)
+		}
+		return nil
+	}
+	for _, r := range l.Roots {
+		if err := check("root", r); err != nil {
+			return err
+		}
+	}
+	for _, p := range l.Packages {
+		errs := []error{check("package source", p.Source), check("package ref", p.Ref), check("package mirror", p.Mirror), check("package replacedBy", p.ReplacedBy)}
+		for _, d := range p.Dependencies {
+			errs = append(errs, check("dependency ref", d.Ref), check("dependency resolved", d.Resolved))
+		}
+		for _, im := range p.Images {
+			errs = append(errs, check("image ref", im.Ref))
+		}
+		for _, r := range p.Replaces {
+			errs = append(errs, check("package replaces", r))
+		}
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+	}
+	// Formats' sections (mixin feeds and binary URLs): every scalar.
+	var walk func(key string, n *yaml.Node) error
+	walk = func(key string, n *yaml.Node) error {
+		if n.Kind == yaml.ScalarNode {
+			return check(key, n.Value)
+		}
+		for _, c := range n.Content {
+			if err := walk(key, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for k, n := range l.Sections {
+		if err := walk(k, &n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkClosure checks that the lock is whole: every root, every
+// dependency edge and every replacement names a package the lock holds.
+// A lock cut short, or one whose digests were edited, fails here before
+// anything mirrors or installs from it.
+func (l *Lock) checkClosure() error {
+	resolved := map[string]bool{} // SOURCE@DIGEST
+	sources := map[string]bool{}
+	replacedBy := map[string]string{}
+	for _, p := range l.Packages {
+		if p.ReplacedBy != "" {
+			replacedBy[p.Source] = p.ReplacedBy
+			continue
+		}
+		resolved[p.Source+"@"+p.Digest] = true
+		sources[p.Source] = true
+	}
+	// has reports whether source (at d, when d is set) is in the lock,
+	// itself or through the chain of packages replacing it.
+	has := func(source, d string) bool {
+		for range len(replacedBy) + 1 {
+			if (d == "" && sources[source]) || (d != "" && resolved[source+"@"+d]) {
+				return true
+			}
+			nw, ok := replacedBy[source]
+			if !ok {
+				return false
+			}
+			source = nw
+		}
+		return false // a cycle of replacements
+	}
+	const hint = "the lock is incomplete or was edited: run ferry lock again"
+	for _, p := range l.Packages {
+		if p.ReplacedBy != "" && !has(p.ReplacedBy, "") {
+			return fmt.Errorf("package %s is replaced by %s, which is not in the lock: %s", p.Source, p.ReplacedBy, hint)
+		}
+	}
+	for _, r := range l.Roots {
+		src, d, _ := strings.Cut(r, "@")
+		if !has(src, d) {
+			return fmt.Errorf("root %s is not in the lock: %s", r, hint)
+		}
+	}
+	for _, p := range l.Packages {
+		for _, dep := range p.Dependencies {
+			src, d, _ := strings.Cut(dep.Resolved, "@")
+			if !has(src, d) {
+				return fmt.Errorf("package %s: dependency %s: %s is not in the lock: %s", p.Source, dep.Name, dep.Resolved, hint)
 			}
 		}
 	}

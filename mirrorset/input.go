@@ -1,7 +1,6 @@
 package mirrorset
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -9,13 +8,14 @@ import (
 
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/sizecap"
 )
 
 // LoadFile reads a local input file: a ferry.yaml, or a file one of
 // formats accepts as ROOT (porter.yaml, crossplane.yaml). settings carries
 // format sections given by flags; it may be nil.
 func LoadFile(path string, formats []format.Format, settings *MirrorSet) (*MirrorSet, error) {
-	data, err := os.ReadFile(path)
+	data, err := sizecap.ReadFile(path, MaxFileSize)
 	if err != nil {
 		return Load(path, formats) // reports the error with ferry.yaml's wording
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/resolve"
+	"github.com/ferryhq/ferry/sizecap"
 )
 
 // APIVersion and Kind identify a ferry.yaml.
@@ -116,13 +117,21 @@ type Mirror struct {
 	To string `yaml:"to,omitempty" json:"to,omitempty"`
 }
 
+// MaxFileSize caps the size of an input file (ferry.yaml, porter.yaml,
+// crossplane.yaml) Load and LoadFile accept; it is checked before the file
+// is parsed, so a huge file cannot take the memory.
+var MaxFileSize int64 = 64 << 20
+
 // Load reads and validates a ferry.yaml, whose format-owned keys formats
 // check. Errors exit with code 2.
 func Load(path string, formats []format.Format) (*MirrorSet, error) {
-	data, err := os.ReadFile(path)
+	data, err := sizecap.ReadFile(path, MaxFileSize)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, exitcode.BadInput("%s not found: pass a ROOT reference or write a %s", path, DefaultFile)
+		}
+		if sizecap.IsTooLarge(err) {
+			return nil, exitcode.BadInput("%w", err)
 		}
 		return nil, exitcode.BadInput("reading %s: %w", path, err)
 	}

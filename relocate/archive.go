@@ -164,6 +164,9 @@ func archivePackage(ctx context.Context, p *lock.Package, store *oci.Store, opts
 	if err := oras.CopyGraph(ctx, src, dst, root, copyOpts(res.Nodes)); err != nil {
 		return nil, err
 	}
+	if err := p.CheckImages(res.Nodes.Has); err != nil {
+		return nil, err
+	}
 	if err := store.Tag(ctx, root, archiveName(p)); err != nil {
 		return nil, err
 	}

@@ -170,6 +170,11 @@ func copyFrom(ctx context.Context, src origin, ref originRef, p *lock.Package, o
 	if err := cp.graph(ctx, root, res, res.Nodes); err != nil {
 		return nil, err
 	}
+	// The lock's images must be nodes of the graph just copied: an edited
+	// images[].digest would otherwise reach the relocation mapping.
+	if err := p.CheckImages(res.Nodes.Has); err != nil {
+		return nil, err
+	}
 	if p.Version != "" {
 		if err := ensureTag(ctx, dst, root, p.Version); err != nil {
 			return nil, fmt.Errorf("tagging %s:%s: %w", dstName, p.Version, err)

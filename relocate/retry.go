@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/registry"
@@ -109,14 +110,15 @@ type Nodes struct {
 // NewNodes returns an empty set.
 func NewNodes() *Nodes { return &Nodes{m: map[string]bool{}} }
 
-// Has reports whether digest ("sha256:…") is in the set.
-func (n *Nodes) Has(digest string) bool {
+// Has reports whether d is in the set; it is what lock's
+// Package.CheckImages asks.
+func (n *Nodes) Has(d digest.Digest) bool {
 	if n == nil {
 		return false
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.m[digest]
+	return n.m[d.String()]
 }
 
 // Len returns the number of digests in the set.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/opencontainers/go-digest"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -204,11 +205,11 @@ func TestMirrorRetriesFailedUploads(t *testing.T) {
 	}
 	for _, p := range rep.Packages {
 		root := l.Package(p.Source)
-		if !p.Nodes.Has(root.Digest) || p.Nodes.Len() < 3 {
+		if !p.Nodes.Has(digest.Digest(root.Digest)) || p.Nodes.Len() < 3 {
 			t.Errorf("%s: nodes lack the root or are too few (%d)", p.Source, p.Nodes.Len())
 		}
 		for _, im := range root.Images {
-			if !p.Nodes.Has(im.Digest) {
+			if !p.Nodes.Has(digest.Digest(im.Digest)) {
 				t.Errorf("%s: image %s not among the graph's nodes", p.Source, im.Digest)
 			}
 		}

@@ -20,7 +20,9 @@ import (
 	"golang.org/x/sync/errgroup"
 	"oras.land/oras-go/v2/registry/remote"
 
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/manifest"
 	"github.com/ferryhq/ferry/ociref"
 )
 
@@ -276,8 +278,16 @@ func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Des
 	if err != nil {
 		return desc, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
 	}
-	if digest.FromBytes(raw) != desc.Digest && desc.Digest.Algorithm() == digest.SHA256 {
-		return desc, nil, nil, fmt.Errorf("fetching %s: manifest content does not match digest %s", refString(source, object), desc.Digest)
+	// The bytes decide: their digest (checked against the digest asked
+	// for and the one the registry announced) and their media type (from
+	// the content, not Content-Type, which oras-go put in desc).
+	var asked digest.Digest
+	if d, err := digest.Parse(object); err == nil {
+		asked = d
+	}
+	desc, err = manifest.Describe(raw, asked, desc.Digest, desc.MediaType)
+	if err != nil {
+		return desc, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
 	}
 	for _, ff := range r.opts.Formats {
 		f, ok := ff.(format.Reader)
@@ -322,10 +332,7 @@ func (r *resolver) listTags(ctx context.Context, source string) ([]string, error
 			e.err = err
 			return
 		}
-		e.err = repo.Tags(ctx, "", func(tags []string) error {
-			e.tags = append(e.tags, tags...)
-			return nil
-		})
+		e.tags, e.err = client.ListTags(ctx, repo)
 		if e.err != nil {
 			e.err = fmt.Errorf("listing tags of %s: %w", source, e.err)
 		}

@@ -7,7 +7,6 @@ package verify
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +21,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/manifest"
 	"github.com/ferryhq/ferry/relocate"
 	"github.com/ferryhq/ferry/signature"
 )
@@ -72,6 +72,12 @@ const (
 	// ProblemSignature is a cosign signature that is missing or does not
 	// verify: a package's in the mirror, or the lock's own.
 	ProblemSignature = "signature"
+	// ProblemMediaType is a manifest whose content is of another media
+	// type than the lock records.
+	ProblemMediaType = "media-type"
+	// ProblemImage is an image the lock records that is not in the graph
+	// under its package's root manifest.
+	ProblemImage = "image"
 )
 
 // Problem is one disagreement between the lock and the mirror.
@@ -187,6 +193,11 @@ type checker struct {
 	manifests  int
 	blobs      int
 	signatures int
+	// graph holds the digest of every descriptor found under the root
+	// manifest, the root's included; incomplete is set when a manifest
+	// could not be read, so the graph is not whole.
+	graph      map[digest.Digest]bool
+	incomplete bool
 }
 
 func (c *checker) problem(ref, kind, format string, args ...any) {
@@ -204,8 +215,19 @@ func (c *checker) checkPackage(ctx context.Context, p *lock.Package) error {
 		return err
 	}
 	root := p.Descriptor()
+	c.graph = map[digest.Digest]bool{root.Digest: true}
 	if err := c.checkManifest(ctx, repo, repoName, root); err != nil {
 		return err
+	}
+	if !c.incomplete {
+		// Images are children of the manifest graph: an image digest the
+		// graph does not hold was edited into the lock.
+		var ie *lock.ImageError
+		if err := p.CheckImages(func(d digest.Digest) bool { return c.graph[d] }); errors.As(err, &ie) {
+			for _, im := range ie.Images {
+				c.problem(repoName+"@"+root.Digest.String(), ProblemImage, "the lock records image %s, which is not in the package's manifest graph", im)
+			}
+		}
 	}
 	if p.Version != "" {
 		ref := repoName + ":" + p.Version
@@ -281,50 +303,64 @@ func (c *checker) checkManifest(ctx context.Context, repo *remote.Repository, re
 	c.manifests++
 	desc, rc, err := repo.Manifests().FetchReference(ctx, want.Digest.String())
 	if errors.Is(err, errdef.ErrNotFound) {
+		c.incomplete = true
 		c.problem(ref, ProblemMissing, "manifest is not in the mirror")
 		return nil
 	}
 	if err != nil {
 		if isMismatch(err) {
+			c.incomplete = true
 			c.problem(ref, ProblemDigest, "manifest content does not hash to %s: %v", want.Digest, err)
 			return nil
 		}
 		return fmt.Errorf("fetching %s: %w", ref, err)
 	}
 	defer rc.Close()
-	raw, err := io.ReadAll(io.LimitReader(rc, 4<<20))
+	raw, err := io.ReadAll(io.LimitReader(rc, maxManifestBytes+1))
+	if err == nil && len(raw) > maxManifestBytes {
+		err = fmt.Errorf("manifest is larger than %d bytes", maxManifestBytes)
+	}
 	if err != nil {
+		c.incomplete = true
 		c.problem(ref, ProblemUnreadable, "%v", err)
 		return nil
 	}
-	if got := digest.FromBytes(raw); got != want.Digest {
+	// The bytes decide, whatever the registry's headers say: their digest
+	// against the lock's, their media type from their content.
+	if got := want.Digest.Algorithm().FromBytes(raw); got != want.Digest {
+		c.incomplete = true
 		c.problem(ref, ProblemDigest, "manifest hashes to %s, the lock has %s", got, want.Digest)
 		return nil
 	}
 	if want.Size > 0 && (int64(len(raw)) != want.Size || desc.Size != want.Size) {
 		c.problem(ref, ProblemSize, "manifest is %d bytes, the lock has %d", len(raw), want.Size)
 	}
-	var m struct {
-		Manifests []ocispec.Descriptor `json:"manifests"`
-		Config    *ocispec.Descriptor  `json:"config"`
-		Layers    []ocispec.Descriptor `json:"layers"`
-		Blobs     []ocispec.Descriptor `json:"blobs"`
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		c.problem(ref, ProblemUnreadable, "manifest is not JSON: %v", err)
+	mt, err := manifest.MediaType(raw)
+	if err != nil {
+		c.incomplete = true
+		c.problem(ref, ProblemUnreadable, "%v", err)
 		return nil
 	}
-	for _, child := range m.Manifests {
-		if err := c.checkManifest(ctx, repo, repoName, child); err != nil {
-			return err
-		}
+	if want.MediaType != "" && mt != want.MediaType {
+		c.problem(ref, ProblemMediaType, "manifest content is %s, the lock has %s", mt, want.MediaType)
+	}
+	children, err := manifest.Children(raw)
+	if err != nil {
+		c.incomplete = true
+		c.problem(ref, ProblemUnreadable, "%v", err)
+		return nil
 	}
 	var blobs []ocispec.Descriptor
-	if m.Config != nil {
-		blobs = append(blobs, *m.Config)
+	for _, child := range children {
+		c.graph[child.Digest] = true
+		if manifest.IsIndex(mt) {
+			if err := c.checkManifest(ctx, repo, repoName, child); err != nil {
+				return err
+			}
+		} else {
+			blobs = append(blobs, child)
+		}
 	}
-	blobs = append(blobs, m.Layers...)
-	blobs = append(blobs, m.Blobs...)
 	for _, b := range blobs {
 		if err := c.checkBlob(ctx, repo, repoName, b); err != nil {
 			return err
@@ -366,6 +402,10 @@ func (c *checker) checkBlob(ctx context.Context, repo *remote.Repository, repoNa
 	}
 	return nil
 }
+
+// maxManifestBytes bounds a manifest read from the mirror (oras-go's
+// default MaxMetadataBytes).
+const maxManifestBytes = 4 << 20
 
 // isMismatch recognises oras-go's content verification failures.
 func isMismatch(err error) bool {

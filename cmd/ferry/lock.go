@@ -13,8 +13,10 @@ import (
 	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/ociref"
+	"github.com/ferryhq/ferry/sizecap"
 )
 
 var ferryUpdateNone = ferry.Update{}
@@ -108,7 +110,8 @@ Versioning" proposal).`,
 // isPorterYAML reports whether an input file is a Porter manifest: a YAML
 // mapping without apiVersion (which ferry.yaml and crossplane.yaml have).
 func isPorterYAML(path string) bool {
-	data, err := os.ReadFile(path)
+	// An oversized file is not read here: loading it reports the cap.
+	data, err := sizecap.ReadFile(path, mirrorset.MaxFileSize)
 	if err != nil {
 		return false
 	}

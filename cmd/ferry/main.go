@@ -15,6 +15,7 @@ import (
 
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/redact"
 )
 
 func main() {
@@ -26,7 +27,7 @@ func main() {
 		if !errors.As(err, &silent) {
 			// Redacted once more: no credential reaches the terminal,
 			// whichever layer wrote the message.
-			fmt.Fprintln(os.Stderr, "ferry: "+client.Redact(err).Error())
+			fmt.Fprintln(os.Stderr, "ferry: "+redact.Error(client.Redact(err)).Error())
 		}
 		os.Exit(exitcode.Of(err))
 	}
@@ -64,7 +65,7 @@ mirror using only the lock.`,
 	root.AddCommand(
 		newResolveCmd(g), newLockCmd(g), newMirrorCmd(g), newVerifyCmd(g),
 		newInstallCmd(g), newServeCmd(g), newWhyCmd(g), newDiffCmd(g), newVersionCmd(g),
-		newLoginCmd(g), newLogoutCmd(g),
+		newLoginCmd(g), newLogoutCmd(g), newGCCmd(g),
 	)
 	return root
 }

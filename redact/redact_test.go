@@ -1,0 +1,86 @@
+package redact_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/opencontainers/go-digest"
+
+	"github.com/ferryhq/ferry/redact"
+)
+
+func TestString(t *testing.T) {
+	const pw = "s3cr3t-MARKER"
+	d := digest.FromString("x").String()
+	tests := []struct {
+		name string
+		in   string
+		want string // "" when in must come back unchanged
+	}{
+		{"reference", "fetching user:" + pw + "@r.io/acme/app:v1: not found", "fetching REDACTED@r.io/acme/app:v1: not found"},
+		{"reference with port", `reference "u:` + pw + `@localhost:5000/a/b"`, `reference "REDACTED@localhost:5000/a/b"`},
+		{"reference with digest", "u:" + pw + "@r.io/a@" + d, "REDACTED@r.io/a@" + d},
+		{"password with slash and at", "u:a/b@" + pw + "@r.io/a:v1", "REDACTED@r.io/a:v1"},
+		{"url", "GET https://user:" + pw + "@feed.example.com/atom.xml: 404", "GET https://REDACTED@feed.example.com/atom.xml: 404"},
+		{"url without path", "(https://user:" + pw + "@feed.example.com)", "(https://REDACTED@feed.example.com)"},
+		{"url after key", "url=http://u:" + pw + "@h:8080/x", "url=http://REDACTED@h:8080/x"},
+		{"flag value", "--to=u:" + pw + "@r.io/mirror: bad", "--to=REDACTED@r.io/mirror: bad"},
+		{"several", "a u:" + pw + "@r.io/x and https://v:" + pw + "@h/y", "a REDACTED@r.io/x and https://REDACTED@h/y"},
+		{"authorization", "Authorization: Bearer " + pw, "Authorization: Bearer REDACTED"},
+		{"query", "https://h/blob?X-Amz-Signature=" + pw + "&a=b", "https://h/blob?X-Amz-Signature=REDACTED&a=b"},
+		{"digest pinned reference", "r.io/acme/app@" + d + " is missing", ""},
+		{"source at digest", "resolved: r.io/a@" + d, ""},
+		{"root constraint", "porter:r.io/mysql:v5.7.0@5.7.x", ""},
+		{"constraint", "r.io/db@^1.2 has no match", ""},
+		{"plain", "no credentials here: r.io/a:v1", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := redact.String(tt.in)
+			want := tt.want
+			if want == "" {
+				want = tt.in
+			}
+			if got != want {
+				t.Errorf("String(%q)\n got %q\nwant %q", tt.in, got, want)
+			}
+			if strings.Contains(got, pw) {
+				t.Errorf("String(%q) keeps the password", tt.in)
+			}
+		})
+	}
+}
+
+func TestErrorKeepsChain(t *testing.T) {
+	base := fmt.Errorf("reading u:pw@r.io/a/b: %w", fs.ErrNotExist)
+	err := redact.Error(base)
+	if strings.Contains(err.Error(), "pw") || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Error() = %q, Is(ErrNotExist) = %v", err, errors.Is(err, fs.ErrNotExist))
+	}
+	clean := errors.New("nothing to hide")
+	if redact.Error(clean) != clean || redact.Error(nil) != nil {
+		t.Error("an error without credentials is not returned as is")
+	}
+}
+
+func TestWriter(t *testing.T) {
+	var out bytes.Buffer
+	w := redact.NewWriter(&out)
+	// A line split across writes, at the password, is redacted whole.
+	for _, s := range []string{"level=WARN msg=\"u:s3", "cr3t@r.io/a/b\"\nnext ", "line https://u:p@h/x"} {
+		if n, err := w.Write([]byte(s)); err != nil || n != len(s) {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := "level=WARN msg=\"REDACTED@r.io/a/b\"\nnext line https://REDACTED@h/x"
+	if out.String() != want {
+		t.Errorf("wrote %q, want %q", out.String(), want)
+	}
+}
