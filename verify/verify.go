@@ -20,6 +20,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
 
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/manifest"
 	"github.com/ferryhq/ferry/relocate"
@@ -308,7 +309,7 @@ func (c *checker) checkManifest(ctx context.Context, repo *remote.Repository, re
 		return nil
 	}
 	if err != nil {
-		if isMismatch(err) {
+		if isMismatch(err) && !client.IsTransient(err) {
 			c.incomplete = true
 			c.problem(ref, ProblemDigest, "manifest content does not hash to %s: %v", want.Digest, err)
 			return nil
@@ -319,6 +320,11 @@ func (c *checker) checkManifest(ctx context.Context, repo *remote.Repository, re
 	raw, err := io.ReadAll(io.LimitReader(rc, maxManifestBytes+1))
 	if err == nil && len(raw) > maxManifestBytes {
 		err = fmt.Errorf("manifest is larger than %d bytes", maxManifestBytes)
+	}
+	if err != nil && client.IsTransient(err) {
+		// The network failed, retries included: a failure (exit 1), not a
+		// disagreement with the lock.
+		return fmt.Errorf("reading %s: %w", ref, err)
 	}
 	if err != nil {
 		c.incomplete = true
@@ -394,7 +400,9 @@ func (c *checker) checkBlob(ctx context.Context, repo *remote.Repository, repoNa
 	defer rc.Close()
 	h := want.Digest.Algorithm().Hash()
 	n, err := io.Copy(h, rc)
-	if err != nil && !isMismatch(err) {
+	if err != nil && (!isMismatch(err) || client.IsTransient(err)) {
+		// A download cut short that could not be resumed is a failure of
+		// the network (exit 1), not of the mirror's content.
 		return fmt.Errorf("downloading %s: %w", ref, err)
 	}
 	if got := digest.NewDigest(want.Digest.Algorithm(), h); got != want.Digest {
