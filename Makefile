@@ -1,7 +1,12 @@
 GO ?= go
 BIN := bin/ferry
 
-.PHONY: build test demo bench interop vet fmt
+.PHONY: build test demo bench interop vet fmt fuzz
+
+# FUZZTIME is how long `make fuzz` runs each fuzz target; FUZZTIME_TEST how
+# long `make test` does, after the unit tests.
+FUZZTIME ?= 30s
+FUZZTIME_TEST ?= 2s
 
 build:
 	$(GO) build -o $(BIN) ./cmd/ferry
@@ -15,6 +20,10 @@ fmt:
 
 test: build vet fmt
 	$(GO) test -count=1 -timeout 30m ./...
+	GO=$(GO) FUZZTIME=$(FUZZTIME_TEST) bash scripts/fuzz.sh
+
+fuzz:
+	GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
 demo: build
 	bash scripts/demo.sh

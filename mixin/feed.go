@@ -30,8 +30,9 @@ import (
 // DefaultFeedURL is Porter's official mixin feed.
 const DefaultFeedURL = "https://cdn.porter.sh/mixins/atom.xml"
 
-// maxFeedSize bounds how much of a feed is read.
-const maxFeedSize = 64 << 20
+// maxFeedSize bounds how much of a feed is read (a variable so tests can
+// lower it).
+var maxFeedSize int64 = 64 << 20
 
 // Feed is a parsed Porter mixin feed.
 type Feed struct {
@@ -46,6 +47,8 @@ type Feed struct {
 	Warnings []string
 
 	index map[string]map[string]*Version
+	// dropped counts the warnings past maxWarnings.
+	dropped int
 	// allowPlain reports whether plain HTTP may be used to reach a
 	// non-loopback host; nil means loopback only.
 	allowPlain func(host string) bool
@@ -83,13 +86,6 @@ func (v Version) File(goos, goarch string) (File, bool) {
 	return File{}, false
 }
 
-type atomFeed struct {
-	XMLName    xml.Name       `xml:"feed"`
-	Updated    string         `xml:"updated"`
-	Categories []atomCategory `xml:"category"`
-	Entries    []atomEntry    `xml:"entry"`
-}
-
 type atomCategory struct {
 	Term string `xml:"term,attr"`
 }
@@ -115,78 +111,161 @@ type atomEntry struct {
 // file name is not NAME-OS-ARCH[.exe]. For a duplicate version of one mixin
 // the entry with the newer <updated> wins. A document that is not an Atom
 // feed is an error.
+//
+// At most maxFeedSize bytes are read, and entries are decoded one at a
+// time, so what a feed costs in memory is what it indexes, not what it
+// skips: a feed of endless bad entries keeps maxWarnings warnings.
 func ParseFeed(r io.Reader, source string) (*Feed, error) {
-	var af atomFeed
 	dec := xml.NewDecoder(io.LimitReader(r, maxFeedSize))
-	if err := dec.Decode(&af); err != nil {
-		return nil, fmt.Errorf("mixin feed %s: not an Atom feed: %w", source, err)
-	}
 	base, _ := url.Parse(source)
 	f := &Feed{URL: source, index: map[string]map[string]*Version{}}
-	if t, err := time.Parse(time.RFC3339, strings.TrimSpace(af.Updated)); err == nil {
-		f.Updated = t
+	if err := f.decode(dec, base); err != nil {
+		return nil, fmt.Errorf("mixin feed %s: not an Atom feed: %w", source, err)
 	}
-	for _, c := range af.Categories {
-		f.Mixins = append(f.Mixins, c.Term)
-	}
-	for i, e := range af.Entries {
-		id := strings.TrimSpace(e.ID)
-		if id == "" {
-			id = fmt.Sprintf("#%d", i+1)
-		}
-		if len(e.Categories) == 0 || strings.TrimSpace(e.Categories[0].Term) == "" {
-			f.warnf("skipping entry %s: no category (mixin name)", id)
-			continue
-		}
-		v := &Version{Mixin: strings.TrimSpace(e.Categories[0].Term), Version: strings.TrimSpace(e.Content)}
-		if v.Version == "" {
-			f.warnf("skipping entry %s: empty content (version)", id)
-			continue
-		}
-		t, err := time.Parse(time.RFC3339, strings.TrimSpace(e.Updated))
-		if err != nil {
-			f.warnf("skipping entry %s: updated %q is not RFC 3339", id, e.Updated)
-			continue
-		}
-		v.Updated = t
-		for _, l := range e.Links {
-			if l.Rel != "download" {
-				continue
-			}
-			if hasUserinfo(l.Href) {
-				// Never copied into the lock, a warning or an error.
-				f.warnf("skipping a link of entry %s: credentials in download URLs are not accepted", id)
-				continue
-			}
-			u, err := url.Parse(strings.TrimSpace(l.Href))
-			if err != nil || l.Href == "" {
-				f.warnf("skipping link %q of entry %s: invalid href", l.Href, id)
-				continue
-			}
-			if base != nil {
-				u = base.ResolveReference(u)
-			}
-			name := path.Base(u.Path)
-			goos, goarch, err := ParseBinaryName(v.Mixin, name)
-			if err != nil {
-				f.warnf("skipping link %q of entry %s: %v", l.Href, id, err)
-				continue
-			}
-			v.Files = append(v.Files, File{Name: name, OS: goos, Arch: goarch, URL: u.String()})
-		}
-		versions := f.index[v.Mixin]
-		if versions == nil {
-			versions = map[string]*Version{}
-			f.index[v.Mixin] = versions
-		}
-		if old, ok := versions[v.Version]; !ok || v.Updated.After(old.Updated) {
-			versions[v.Version] = v
-		}
+	if f.dropped > 0 {
+		f.Warnings = append(f.Warnings, fmt.Sprintf("%d more warnings not shown", f.dropped))
 	}
 	return f, nil
 }
 
+// decode reads the <feed> document from dec: its <updated> and
+// <category> children, and each <entry> as it comes. It accepts what
+// encoding/xml's Decode into a struct of those fields does: the first
+// element must be named feed (in any namespace); a repeated <updated>
+// counts the last time.
+func (f *Feed) decode(dec *xml.Decoder, base *url.URL) error {
+	var root xml.StartElement
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			root = se
+			break
+		}
+	}
+	if root.Name.Local != "feed" {
+		return fmt.Errorf("expected element type <feed> but have <%s>", root.Name.Local)
+	}
+	entries := 0
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return err
+		}
+		switch t := tok.(type) {
+		case xml.EndElement:
+			return nil // </feed>: the decoder checks it matches
+		case xml.StartElement:
+			switch t.Name.Local {
+			case "updated":
+				var s string
+				if err := dec.DecodeElement(&s, &t); err != nil {
+					return err
+				}
+				if u, err := time.Parse(time.RFC3339, strings.TrimSpace(s)); err == nil {
+					f.Updated = u
+				} else {
+					f.Updated = time.Time{}
+				}
+			case "category":
+				var c atomCategory
+				if err := dec.DecodeElement(&c, &t); err != nil {
+					return err
+				}
+				f.Mixins = append(f.Mixins, c.Term)
+			case "entry":
+				var e atomEntry
+				if err := dec.DecodeElement(&e, &t); err != nil {
+					return err
+				}
+				entries++
+				f.addEntry(entries, &e, base)
+			default:
+				if err := dec.Skip(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// addEntry indexes the n-th <entry> of the feed, or warns why it is
+// skipped.
+func (f *Feed) addEntry(n int, e *atomEntry, base *url.URL) {
+	id := strings.TrimSpace(e.ID)
+	if id == "" {
+		id = fmt.Sprintf("#%d", n)
+	}
+	if len(e.Categories) == 0 || strings.TrimSpace(e.Categories[0].Term) == "" {
+		f.warnf("skipping entry %s: no category (mixin name)", id)
+		return
+	}
+	v := &Version{Mixin: strings.TrimSpace(e.Categories[0].Term), Version: strings.TrimSpace(e.Content)}
+	if v.Version == "" {
+		f.warnf("skipping entry %s: empty content (version)", id)
+		return
+	}
+	t, err := time.Parse(time.RFC3339, strings.TrimSpace(e.Updated))
+	if err != nil {
+		f.warnf("skipping entry %s: updated %q is not RFC 3339", id, e.Updated)
+		return
+	}
+	v.Updated = t
+	for _, l := range e.Links {
+		if l.Rel != "download" {
+			continue
+		}
+		if hasUserinfo(l.Href) {
+			// Never copied into the lock, a warning or an error.
+			f.warnf("skipping a link of entry %s: credentials in download URLs are not accepted", id)
+			continue
+		}
+		u, err := url.Parse(strings.TrimSpace(l.Href))
+		if err != nil || l.Href == "" {
+			f.warnf("skipping link %q of entry %s: invalid href", l.Href, id)
+			continue
+		}
+		if base != nil {
+			u = base.ResolveReference(u)
+		}
+		if u.User != nil {
+			// A relative link takes the credentials of a source that has
+			// them (LoadFeed refuses such a source; ParseFeed's callers
+			// may not).
+			f.warnf("skipping a link of entry %s: credentials in download URLs are not accepted", id)
+			continue
+		}
+		name := path.Base(u.Path)
+		goos, goarch, err := ParseBinaryName(v.Mixin, name)
+		if err != nil {
+			f.warnf("skipping link %q of entry %s: %v", l.Href, id, err)
+			continue
+		}
+		v.Files = append(v.Files, File{Name: name, OS: goos, Arch: goarch, URL: u.String()})
+	}
+	versions := f.index[v.Mixin]
+	if versions == nil {
+		versions = map[string]*Version{}
+		f.index[v.Mixin] = versions
+	}
+	if old, ok := versions[v.Version]; !ok || v.Updated.After(old.Updated) {
+		versions[v.Version] = v
+	}
+}
+
+// maxWarnings bounds the warnings a feed keeps; the rest are counted.
+const maxWarnings = 100
+
 func (f *Feed) warnf(format string, args ...any) {
+	if len(f.Warnings) >= maxWarnings {
+		f.dropped++
+		return
+	}
 	f.Warnings = append(f.Warnings, fmt.Sprintf(format, args...))
 }
 

@@ -40,6 +40,12 @@ func Parse(s string) (Reference, error) {
 		return Reference{}, fmt.Errorf("reference %q: %w", s, err)
 	}
 	r := Reference{Registry: reference.Domain(named), Repository: reference.Path(named)}
+	if host := s[:strings.Index(s, "/")]; r.Registry != host {
+		// distribution/reference reads a first component that is not a
+		// valid domain ("my_registry.io") as part of the path, leaving
+		// no domain at all.
+		return Reference{}, fmt.Errorf("reference %q: %q is not a valid registry host", s, host)
+	}
 	if t, ok := named.(reference.Tagged); ok {
 		r.Tag = t.Tag()
 	}

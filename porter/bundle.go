@@ -220,6 +220,9 @@ func (b *Bundle) dependenciesV1() ([]format.Dependency, error) {
 	deps := make([]format.Dependency, 0, len(order))
 	for _, name := range order {
 		r := d.Requires[name]
+		if strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("bundle.json: custom.%s: a dependency has an empty name", CustomDependenciesV1)
+		}
 		if strings.TrimSpace(r.Bundle) == "" {
 			return nil, fmt.Errorf("bundle.json: custom.%s: dependency %q has no bundle reference", CustomDependenciesV1, name)
 		}
@@ -256,6 +259,9 @@ func (b *Bundle) dependenciesV2() ([]format.Dependency, error) {
 	deps := make([]format.Dependency, 0, len(names))
 	for _, name := range names {
 		r := d.Requires[name]
+		if strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("bundle.json: custom.%s: a dependency has an empty name", CustomDependenciesV2)
+		}
 		group, err := r.Sharing.group()
 		if err != nil {
 			return nil, fmt.Errorf("bundle.json: custom.%s: dependency %q: %w", CustomDependenciesV2, name, err)

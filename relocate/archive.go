@@ -271,7 +271,10 @@ func ReadArchiveLock(path string) (*lock.Lock, error) {
 		if name != ArchiveLockFile {
 			continue
 		}
-		if data, err = io.ReadAll(io.LimitReader(tr, 64<<20)); err != nil {
+		if h.Size > lock.MaxFileSize {
+			return nil, exitcode.BadInput("archive %s: entry \"%s\" is %d bytes, over the %d bytes a lock may have", path, ArchiveLockFile, h.Size, lock.MaxFileSize)
+		}
+		if data, err = io.ReadAll(tr); err != nil {
 			return nil, fmt.Errorf("archive %s: %w", path, err)
 		}
 	}

@@ -138,7 +138,13 @@ func TestReadArchiveLockRefusesAmbiguousEntries(t *testing.T) {
 		{"escaping", append(layout, [2]string{"../escaped", "x"}, [2]string{"ferry.lock", first}), "../escaped"},
 		{"escaping after cleaning", append(layout, [2]string{"blobs/../../x", "x"}, [2]string{"ferry.lock", first}), "blobs/../../x"},
 		{"absolute", append(layout, [2]string{"/etc/x", "x"}, [2]string{"ferry.lock", first}), "/etc/x"},
+		// Over the cap (lowered below): refused whole, not cut at the cap
+		// and parsed.
+		{"oversized lock", append(layout, [2]string{"ferry.lock", first + strings.Repeat("#\n", 4096)}), "ferry.lock"},
 	}
+	old := lock.MaxFileSize
+	lock.MaxFileSize = int64(len(first)) + 1024
+	defer func() { lock.MaxFileSize = old }()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l, err := relocate.ReadArchiveLock(writeTar(t, tt.entries))

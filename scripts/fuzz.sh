@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Runs every Go fuzz target of ferry's parsers for FUZZTIME each
+# (default 30s): `make fuzz` runs them long, `make test` briefly.
+#
+# Each package's instrumented test binary is built once (go test -c -fuzz)
+# and run for each of its targets, found by name in the package's
+# fuzz_test.go, so a new FuzzXxx there is run without editing this script.
+# The binary runs in the package's directory with go test's fuzz cache, as
+# `go test -fuzz` would: a failure stops the run and leaves the failing
+# input in PKG/testdata/fuzz/FuzzXxx/, where it stays as a regression seed
+# once the bug is fixed.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+FUZZTIME=${FUZZTIME:-30s}
+# Minimizing each new interesting input may take a minute by default, with
+# no exec counted meanwhile: for a realworld bundle.json (20 KB) that is
+# all of a short run. Bound it.
+FUZZMINIMIZETIME=${FUZZMINIMIZETIME:-100x}
+PKGS=(porter crossplane mixin mirrorset lock relocate ociref signature)
+
+module=$("$GO" list -m)
+cache=$("$GO" env GOCACHE)/fuzz
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+
+start=$(date +%s)
+n=0
+for pkg in "${PKGS[@]}"; do
+	file="$pkg/fuzz_test.go"
+	if [ ! -f "$file" ]; then
+		echo "fuzz: $file is missing" >&2
+		exit 1
+	fi
+	"$GO" test -c -fuzz=. -o "$bin/$pkg.test" "./$pkg"
+	for target in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(f \*testing\.F).*/\1/p' "$file"); do
+		echo "fuzz: ./$pkg $target for $FUZZTIME"
+		if ! (cd "$pkg" && "$bin/$pkg.test" -test.run='^$' -test.fuzz="^${target}\$" \
+			-test.fuzztime="$FUZZTIME" -test.fuzzminimizetime="$FUZZMINIMIZETIME" -test.fuzzcachedir="$cache/$module/$pkg") >"$bin/out" 2>&1; then
+			cat "$bin/out" >&2
+			echo "fuzz: ./$pkg $target failed" >&2
+			exit 1
+		fi
+		grep -E 'execs: [0-9]+' "$bin/out" | tail -1 || true
+		n=$((n + 1))
+	done
+done
+echo "fuzz: $n targets, ${FUZZTIME} each, in $(($(date +%s) - start))s"
