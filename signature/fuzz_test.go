@@ -4,10 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/base64"
@@ -24,26 +20,15 @@ import (
 	"github.com/ferryhq/ferry/internal/registrytest"
 )
 
-// fuzzSigners returns cosign signers of every key type cosign makes.
+// fuzzSigners returns cosign signers of every key type cosign makes, in
+// fixture.CosignSigners' order (the third is RSA).
 func fuzzSigners(tb testing.TB) []*fixture.Cosign {
 	tb.Helper()
-	p256, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	_, signers, err := fixture.CosignSigners()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p384, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	_, edKey, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return []*fixture.Cosign{{Key: p256}, {Key: p384}, {Key: rsaKey}, {Key: rsaKey, RSAPSS: true}, {Key: edKey}, {Key: edKey, Ed25519ph: true}}
+	return signers
 }
 
 // FuzzParsePublicKey checks that a key ParsePublicKey accepts is one of

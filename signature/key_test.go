@@ -1,9 +1,6 @@
 package signature_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -20,33 +17,18 @@ import (
 )
 
 // signers returns one cosign signer per key kind and signature scheme
-// ferry accepts.
+// ferry accepts, by name.
 func signers(t *testing.T) map[string]*fixture.Cosign {
 	t.Helper()
-	p256, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	names, list, err := fixture.CosignSigners()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p384, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
+	out := make(map[string]*fixture.Cosign, len(names))
+	for i, n := range names {
+		out[n] = list[i]
 	}
-	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, edKey, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return map[string]*fixture.Cosign{
-		"ecdsa-p256":   {Key: p256},
-		"ecdsa-p384":   {Key: p384},
-		"rsa-pkcs1v15": {Key: rsaKey},
-		"rsa-pss":      {Key: rsaKey, RSAPSS: true},
-		"ed25519":      {Key: edKey},
-		"ed25519ph":    {Key: edKey, Ed25519ph: true},
-	}
+	return out
 }
 
 func mustECDSA(t *testing.T) *fixture.Cosign {

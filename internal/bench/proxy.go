@@ -3,15 +3,14 @@ package bench
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ferryhq/ferry/internal/faultproxy"
 )
 
 // Stats counts what passed through a Proxy.
@@ -83,29 +82,9 @@ type Proxy struct {
 // StartProxy starts a proxy to the registry at target (HOST:PORT) adding
 // delay to every request.
 func StartProxy(target string, delay time.Duration) (*Proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	u := &url.URL{Scheme: "http", Host: target}
-	tr := &http.Transport{
-		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
-		MaxIdleConns:        512,
-		MaxIdleConnsPerHost: 512,
-		IdleConnTimeout:     30 * time.Second,
-		DisableCompression:  true,
-	}
-	rp := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(u)
-			r.Out.Host = r.In.Host
-		},
-		Transport:     tr,
-		FlushInterval: -1,
-	}
-	p := &Proxy{Addr: ln.Addr().String(), Delay: delay, seen: map[string]int{}}
-	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rp, _ := faultproxy.Forward(target)
+	p := &Proxy{Delay: delay, seen: map[string]int{}}
+	srv, addr, err := faultproxy.Listen(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p.Delay > 0 {
 			time.Sleep(p.Delay)
 		}
@@ -117,8 +96,11 @@ func StartProxy(target string, delay time.Duration) (*Proxy, error) {
 		cw := &countingWriter{ResponseWriter: w, status: http.StatusOK}
 		rp.ServeHTTP(cw, r)
 		p.record(r, cw, body)
-	}), ReadHeaderTimeout: 30 * time.Second}
-	go func() { _ = p.srv.Serve(ln) }()
+	}))
+	if err != nil {
+		return nil, err
+	}
+	p.srv, p.Addr = srv, addr
 	return p, nil
 }
 

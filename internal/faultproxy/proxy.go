@@ -27,20 +27,33 @@ type Proxy struct {
 // Start starts a proxy to the registry at target (HOST:PORT, plain HTTP)
 // on a random port of 127.0.0.1.
 func Start(target string, opts Options) (*Proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	rp, tr := Forward(target)
+	quiet := log.New(io.Discard, "", 0)
+	rp.ErrorLog = quiet
+	p := &Proxy{Injector: New(opts), tr: tr}
+	srv, addr, err := Listen(p.Wrap(rp))
 	if err != nil {
 		return nil, err
 	}
+	srv.ErrorLog = quiet
+	p.srv, p.Addr = srv, addr
+	return p, nil
+}
+
+// Forward returns a reverse proxy to the registry at target (HOST:PORT,
+// plain HTTP) that keeps the client's Host header, so the registry's
+// upload Location headers point back through the proxy, and streams
+// responses as they come; and the transport it forwards through.
+func Forward(target string) (*httputil.ReverseProxy, *http.Transport) {
 	u := &url.URL{Scheme: "http", Host: target}
 	tr := &http.Transport{
 		Proxy:               nil,
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
-		MaxIdleConns:        256,
-		MaxIdleConnsPerHost: 256,
+		MaxIdleConns:        512,
+		MaxIdleConnsPerHost: 512,
 		IdleConnTimeout:     30 * time.Second,
 		DisableCompression:  true,
 	}
-	quiet := log.New(io.Discard, "", 0)
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(u)
@@ -48,12 +61,20 @@ func Start(target string, opts Options) (*Proxy, error) {
 		},
 		Transport:     tr,
 		FlushInterval: -1,
-		ErrorLog:      quiet,
 	}
-	p := &Proxy{Injector: New(opts), Addr: ln.Addr().String(), tr: tr}
-	p.srv = &http.Server{Handler: p.Wrap(rp), ReadHeaderTimeout: 30 * time.Second, ErrorLog: quiet}
-	go func() { _ = p.srv.Serve(ln) }()
-	return p, nil
+	return rp, tr
+}
+
+// Listen serves h on a random port of 127.0.0.1 until the returned server
+// is shut down, and returns the server and its HOST:PORT.
+func Listen(h http.Handler) (*http.Server, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return srv, ln.Addr().String(), nil
 }
 
 // Close stops the proxy, closing connections still open.
