@@ -28,6 +28,8 @@ import (
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 	"oras.land/oras-go/v2/registry/remote/errcode"
+
+	"github.com/ferryhq/ferry/redact"
 )
 
 // Options configures a Client.
@@ -225,14 +227,14 @@ func (c *Client) Login(ctx context.Context, host, user, password string) error {
 	if errors.As(err, &er) && (er.StatusCode == http.StatusUnauthorized || er.StatusCode == http.StatusForbidden) {
 		return &AuthError{Host: host, Method: http.MethodGet, Path: "/v2/", StatusCode: er.StatusCode, Err: err}
 	}
-	return fmt.Errorf("login to %s: %w", host, Redact(err))
+	return fmt.Errorf("login to %s: %w", host, redact.Error(err))
 }
 
 // Logout removes the credentials for host from the docker config file (or
 // the credential helper it names).
 func (c *Client) Logout(ctx context.Context, host string) error {
 	if err := credentials.Logout(ctx, c.creds, host); err != nil {
-		return fmt.Errorf("logout from %s: %w", host, Redact(err))
+		return fmt.Errorf("logout from %s: %w", host, redact.Error(err))
 	}
 	return nil
 }

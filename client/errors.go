@@ -11,12 +11,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/errcode"
+
+	"github.com/ferryhq/ferry/redact"
 )
 
 // TLSError is a certificate problem talking to Host. Retrying does not help,
@@ -118,7 +119,7 @@ func (e *AuthError) Error() string {
 			}
 			msgs = append(msgs, m)
 		}
-		fmt.Fprintf(&sb, " (%s)", redact(strings.Join(msgs, "; ")))
+		fmt.Fprintf(&sb, " (%s)", redact.String(strings.Join(msgs, "; ")))
 	}
 	if errors.Is(e.Err, auth.ErrBasicCredentialNotFound) {
 		fmt.Fprintf(&sb, " (no credentials for %s)", e.Host)
@@ -137,48 +138,6 @@ func (e *AuthError) Error() string {
 
 // Unwrap returns the registry's error response.
 func (e *AuthError) Unwrap() error { return e.Err }
-
-// redacted is an error whose message had credentials removed.
-type redacted struct {
-	msg string
-	err error
-}
-
-func (e *redacted) Error() string { return e.msg }
-func (e *redacted) Unwrap() error { return e.err }
-
-var (
-	userinfoRE = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s"]+@`)
-	authHdrRE  = regexp.MustCompile(`(?i)(authorization:?\s*(?:basic|bearer)\s+)[^\s"]+`)
-	jwtRE      = regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
-	secretKVRE = regexp.MustCompile(`(?i)\b(password|passwd|secret|token|access_token|refresh_token|identitytoken|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|signature|sig)=[^&\s"]+`)
-)
-
-// redact removes URL userinfo, Authorization values and credential-looking
-// query parameters (including the signatures of pre-signed blob URLs that
-// registries redirect to) from s.
-func redact(s string) string {
-	s = userinfoRE.ReplaceAllString(s, "${1}REDACTED@")
-	s = authHdrRE.ReplaceAllString(s, "${1}REDACTED")
-	s = jwtRE.ReplaceAllString(s, "REDACTED-TOKEN")
-	s = secretKVRE.ReplaceAllString(s, "${1}=REDACTED")
-	return s
-}
-
-// Redact returns err with URL userinfo, Authorization header values and
-// credential query parameters removed from its message; errors.Is and
-// errors.As still see the original chain. It returns err itself when
-// there is nothing to remove.
-func Redact(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	if r := redact(msg); r != msg {
-		return &redacted{msg: r, err: err}
-	}
-	return err
-}
 
 // maxManifestBuffer bounds the request bodies authClient buffers so that an
 // auth challenge can be answered by sending them again.
@@ -228,7 +187,7 @@ func (a *authClient) do(req *http.Request) (*http.Response, error) {
 			return nil, &AuthError{Host: req.URL.Host, Method: req.Method, Path: req.URL.Path,
 				StatusCode: http.StatusUnauthorized, Err: err, ConfigPath: a.configPath}
 		}
-		return nil, Redact(err)
+		return nil, redact.Error(err)
 	}
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		defer resp.Body.Close()

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/ferryhq/ferry/redact"
 )
 
 // logTransport logs every HTTP request at debug level: method, scheme,
@@ -27,7 +29,7 @@ func (t *logTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		slog.Duration("took", time.Since(start).Round(time.Millisecond)),
 	}
 	if err != nil {
-		attrs = append(attrs, slog.String("error", Redact(err).Error()))
+		attrs = append(attrs, slog.String("error", redact.Error(err).Error()))
 	} else {
 		attrs = append(attrs, slog.Int("status", resp.StatusCode))
 		if c := challengeScheme(resp); c != "" {

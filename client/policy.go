@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"oras.land/oras-go/v2/registry/remote/errcode"
+
+	"github.com/ferryhq/ferry/redact"
 )
 
 // RetryPolicy bounds how a failed operation is tried again: at most
@@ -93,7 +95,7 @@ func (p RetryPolicy) retry(ctx context.Context, what string, op func() (time.Dur
 		}
 		if p.Log != nil {
 			p.Log.Debug("retrying", "op", what, "attempt", attempt+2, "of", p.Attempts,
-				"wait", wait.Round(time.Millisecond), "error", Redact(err).Error())
+				"wait", wait.Round(time.Millisecond), "error", redact.Error(err).Error())
 		}
 		t := time.NewTimer(wait)
 		select {

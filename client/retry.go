@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ferryhq/ferry/redact"
 )
 
 // retryTransport sends every request that can safely be sent again once
@@ -275,7 +277,7 @@ func (b *resumeBody) resume() error {
 	}
 	what := "resume " + b.req.Method + " " + logURL(b.req) + " at byte " + strconv.FormatInt(b.n, 10)
 	if p.Log != nil {
-		p.Log.Debug("resuming", "op", what, "error", Redact(cause).Error())
+		p.Log.Debug("resuming", "op", what, "error", redact.Error(cause).Error())
 	}
 	var (
 		body io.ReadCloser

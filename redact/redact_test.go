@@ -84,3 +84,32 @@ func TestWriter(t *testing.T) {
 		t.Errorf("wrote %q, want %q", out.String(), want)
 	}
 }
+
+// TestRegistryErrors: what registries and their storage put in errors
+// (userinfo, Authorization values, tokens, pre-signed URL signatures) is
+// removed.
+func TestRegistryErrors(t *testing.T) {
+	tests := []struct {
+		in, secret string
+	}{
+		{`Get "https://bob:hunter22@reg.example/v2/": EOF`, "hunter22"},
+		{`request failed: Authorization: Basic Ym9iOmh1bnRlcjIy`, "Ym9iOmh1bnRlcjIy"},
+		{`bad token eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJib2IifQ.c2lnbmF0dXJl in header`, "eyJzdWIiOiJib2IifQ"},
+		{`POST "https://reg.example/token?password=hunter22&scope=x": 400`, "hunter22"},
+		{`Get "https://bucket.s3.amazonaws.com/blob?X-Amz-Credential=AKIAEXAMPLE&X-Amz-Security-Token=FwoGZXIvY&X-Amz-Signature=5d6a7f": EOF`, "5d6a7f"},
+		{`Get "https://bucket.s3.amazonaws.com/blob?X-Amz-Security-Token=FwoGZXIvY&X-Amz-Date=x": EOF`, "FwoGZXIvY"},
+		{`Get "https://acct.blob.core.windows.net/c/b?sv=2020&se=2030&sig=c2FzLXNpZw%3D": EOF`, "c2FzLXNpZw"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.secret, func(t *testing.T) {
+			err := redact.Error(errors.New(tt.in))
+			if strings.Contains(err.Error(), tt.secret) {
+				t.Fatalf("Redact left the secret in %q", err)
+			}
+		})
+	}
+	plain := errors.New("nothing secret here: basic authentication failed")
+	if redact.Error(plain) != plain {
+		t.Fatal("Redact changed a message without secrets")
+	}
+}

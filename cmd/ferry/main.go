@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/redact"
 )
@@ -27,7 +26,7 @@ func main() {
 		if !errors.As(err, &silent) {
 			// Redacted once more: no credential reaches the terminal,
 			// whichever layer wrote the message.
-			fmt.Fprintln(os.Stderr, "ferry: "+redact.Error(client.Redact(err)).Error())
+			fmt.Fprintln(os.Stderr, "ferry: "+redact.Error(err).Error())
 		}
 		os.Exit(exitcode.Of(err))
 	}
