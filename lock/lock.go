@@ -68,8 +68,13 @@ type Package struct {
 	Attributes   map[string]string `yaml:",inline" json:"attributes,omitempty"`
 	Dependencies []Dependency      `yaml:"dependencies,omitempty" json:"dependencies,omitempty"`
 	Images       []Image           `yaml:"images,omitempty" json:"images,omitempty"`
-	Replaces     []string          `yaml:"replaces,omitempty" json:"replaces,omitempty"`
-	ReplacedBy   string            `yaml:"replacedBy,omitempty" json:"replacedBy,omitempty"`
+	// Signatures are the signatures, attestations and SBOMs attached to
+	// the manifests of the package's graph that the lock carries, each
+	// with the trust rule that verified it, if any. Mirrors, archives and
+	// imports carry exactly these; verify and install check them.
+	Signatures []Signature `yaml:"signatures,omitempty" json:"signatures,omitempty"`
+	Replaces   []string    `yaml:"replaces,omitempty" json:"replaces,omitempty"`
+	ReplacedBy string      `yaml:"replacedBy,omitempty" json:"replacedBy,omitempty"`
 }
 
 // Dependency is one locked dependency edge.
@@ -87,6 +92,26 @@ type Dependency struct {
 	Role string `yaml:"role,omitempty" json:"role,omitempty"`
 	// Use is the ferry.yaml `use` key that chose the target, if any.
 	Use string `yaml:"use,omitempty" json:"use,omitempty"`
+}
+
+// Signature is one signature, attestation or SBOM attached to a manifest
+// of a package's graph: as a cosign tag (SUBJECT as sha256-HEX.sig, .att
+// or .sbom) or as an OCI referrer of the subject.
+type Signature struct {
+	// Subject is the digest of the manifest it is attached to.
+	Subject string `yaml:"subject" json:"subject"`
+	// Kind is "sig", "att" or "sbom" for cosign's tags, or "referrer".
+	Kind string `yaml:"kind" json:"kind"`
+	// Digest, MediaType and Size describe the artifact's manifest.
+	Digest    string `yaml:"digest" json:"digest"`
+	MediaType string `yaml:"mediaType,omitempty" json:"mediaType,omitempty"`
+	Size      int64  `yaml:"size,omitempty" json:"size,omitempty"`
+	// ArtifactType is a referrer's artifact type (a Sigstore bundle, an
+	// SBOM format).
+	ArtifactType string `yaml:"artifactType,omitempty" json:"artifactType,omitempty"`
+	// Rule is the ferry.yaml trust rule (its match prefix, or "--verify-key")
+	// that verified the signature; empty when it is carried unverified.
+	Rule string `yaml:"rule,omitempty" json:"rule,omitempty"`
 }
 
 // Image is an image a package carries, with its original reference.

@@ -45,6 +45,7 @@ func TestSchemaMatchesTypes(t *testing.T) {
 		{"Package", reflect.TypeOf(Package{}), without(s.Defs["package"].Properties), s.Defs["package"].Required},
 		{"Dependency", reflect.TypeOf(Dependency{}), s.Defs["dependency"].Properties, s.Defs["dependency"].Required},
 		{"Image", reflect.TypeOf(Image{}), s.Defs["image"].Properties, s.Defs["image"].Required},
+		{"Signature", reflect.TypeOf(Signature{}), s.Defs["signature"].Properties, s.Defs["signature"].Required},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
