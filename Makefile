@@ -1,7 +1,7 @@
 GO ?= go
 BIN := bin/ferry
 
-.PHONY: build test demo bench interop vet fmt fuzz
+.PHONY: build test demo bench interop vet fmt fuzz tools
 
 # FUZZTIME is how long `make fuzz` runs each fuzz target; FUZZTIME_TEST how
 # long `make test` does, after the unit tests.
@@ -18,7 +18,12 @@ fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-test: build vet fmt
+# tools builds the real cosign v2 and v3 the signature tests run
+# (bin/tools; kept once built), outside the test timeout.
+tools:
+	bash scripts/tools.sh
+
+test: build vet fmt tools
 	$(GO) test -count=1 -timeout 30m ./...
 	GO=$(GO) FUZZTIME=$(FUZZTIME_TEST) bash scripts/fuzz.sh
 

@@ -33,6 +33,9 @@ type Env struct {
 
 	mu        sync.Mutex
 	downloads string // the run's downloads, see Run.Downloads
+	// registry, when set, opens the repositories resolution reads instead
+	// of Client (see Env.ReresolveMirror).
+	registry resolve.Repositories
 }
 
 // downloadDir returns the run's directory for downloaded files (mixin
@@ -137,7 +140,7 @@ func (e *Env) Resolve(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.L
 		return nil, err
 	}
 	opts := resolve.Options{
-		Registry:    e.Client,
+		Registry:    e.repositories(),
 		Formats:     formats,
 		Concurrency: e.Concurrency,
 		Use:         map[string]resolve.Use{},

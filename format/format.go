@@ -40,6 +40,14 @@ type Metadata struct {
 	Name string
 	// Version is the package's own version, when the format records one.
 	Version string
+	// TaggedByVersion reports that the format publishes a package under a
+	// tag spelling its Version (Porter tags a bundle vVERSION, "+" written
+	// "_"), so that a tag chosen by a version range must name the version
+	// the package declares: the resolver refuses a package found under a
+	// semver tag other than its own Version (an older release moved under
+	// a newer tag). False for formats whose packages declare no version
+	// (Crossplane: the tag is the version).
+	TaggedByVersion bool
 	// Dependencies lists the packages this one requires, in declared order.
 	Dependencies []Dependency
 	// Replaces lists repositories (without tag or digest) this package

@@ -64,6 +64,10 @@ type Options struct {
 	// be the lock installed. Otherwise Install refuses (exit code 3).
 	LockKey  *signature.PublicKey
 	LockFile string
+	// RequireSignedLock refuses a lock without a valid signature: with no
+	// LockFile+".sig" the exit code is 3, and with one but no LockKey to
+	// check it with, 2.
+	RequireSignedLock bool
 	// Writers are the formats that write files of their own into the
 	// install directory (Crossplane manifests).
 	Writers []Writer
@@ -249,6 +253,13 @@ func recoverSwap(dest, old string) error {
 // for a missing or bad signature. Callers that write elsewhere before
 // Install (a PORTER_HOME) call it first.
 func CheckLockSignature(l *lock.Lock, opts Options) error {
+	if opts.RequireSignedLock && opts.LockKey == nil {
+		sigPath := opts.LockFile + signature.SigSuffix
+		if _, err := os.Stat(sigPath); errors.Is(err, os.ErrNotExist) {
+			return exitcode.Mismatchf("refusing to install: a signed lock is required and %s is missing (sign with ferry lock --sign-key cosign.key)", sigPath)
+		}
+		return exitcode.BadInput("a signed lock is required: pass --lock-key cosign.pub to check %s", sigPath)
+	}
 	if opts.LockKey == nil {
 		return nil
 	}

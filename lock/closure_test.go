@@ -152,3 +152,32 @@ func TestReadTooLarge(t *testing.T) {
 		t.Errorf("Read = %v (exit %d), want exit 2 naming %s and the 64 MiB cap", err, exitcode.Of(err), path)
 	}
 }
+
+// TestSignaturesRecordedEmpty pins that a package whose signatures were
+// recorded and found none keeps "signatures: []" through a write and a
+// read, while one never recorded stays without the key: an import pushes
+// no artifact the first names, and whatever it finds for the second.
+func TestSignaturesRecordedEmpty(t *testing.T) {
+	d := "sha256:" + strings.Repeat("1", 64)
+	l := &lock.Lock{APIVersion: lock.APIVersion, Kind: lock.Kind, Inputs: d, Packages: []lock.Package{
+		{Source: "r.io/recorded", Version: "v1", Digest: d, Signatures: lock.Signatures{}},
+		{Source: "r.io/old", Version: "v1", Digest: d},
+	}}
+	b, err := l.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "signatures: []"); n != 1 {
+		t.Fatalf("%d empty signature lists written:\n%s", n, b)
+	}
+	back, err := lock.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := back.Package("r.io/recorded").Signatures; s == nil || len(s) != 0 {
+		t.Errorf("recorded-empty list read back as %#v", s)
+	}
+	if s := back.Package("r.io/old").Signatures; s != nil {
+		t.Errorf("never-recorded list read back as %#v", s)
+	}
+}

@@ -9,9 +9,25 @@ import (
 	"github.com/opencontainers/go-digest"
 )
 
+// Operations a Change reports.
+const (
+	// OpReplaced is a digest change under an unchanged version: the
+	// content behind a version was swapped (a re-published or moved tag,
+	// a re-uploaded feed binary). Legitimate releases change the version;
+	// this category is reported first, and loudly.
+	OpReplaced = "replaced"
+	// OpChanged is a change of version (and usually of digest), or of the
+	// digest of a package locked without a version (a digest pin).
+	OpChanged = "changed"
+	// OpAdded is an entry only the new lock holds.
+	OpAdded = "added"
+	// OpRemoved is an entry only the old lock holds.
+	OpRemoved = "removed"
+)
+
 // Change is one difference between two locks.
 type Change struct {
-	// Op is "added", "removed" or "changed".
+	// Op is OpReplaced, OpChanged, OpAdded or OpRemoved.
 	Op string `json:"op"`
 	// Kind is "package" or "mixin".
 	Kind string `json:"kind"`
@@ -25,17 +41,35 @@ type Change struct {
 
 func (c Change) String() string {
 	switch c.Op {
-	case "added":
+	case OpAdded:
 		return fmt.Sprintf("+ %s %s %s %s", c.Kind, c.Name, c.NewVersion, c.NewDigest)
-	case "removed":
+	case OpRemoved:
 		return fmt.Sprintf("- %s %s %s %s", c.Kind, c.Name, c.OldVersion, c.OldDigest)
+	case OpReplaced:
+		return fmt.Sprintf("! REPLACED %s %s %s: digest changed under an unchanged version (%s -> %s)", c.Kind, c.Name, c.NewVersion, c.OldDigest, c.NewDigest)
 	}
 	return fmt.Sprintf("~ %s %s %s -> %s (%s -> %s)", c.Kind, c.Name, c.OldVersion, c.NewVersion, c.OldDigest, c.NewDigest)
 }
 
+// Replaced returns the changes of changes that are OpReplaced, and the
+// others, each in their order.
+func Replaced(changes []Change) (replaced, others []Change) {
+	replaced, others = []Change{}, []Change{}
+	for _, c := range changes {
+		if c.Op == OpReplaced {
+			replaced = append(replaced, c)
+		} else {
+			others = append(others, c)
+		}
+	}
+	return replaced, others
+}
+
 type entry struct{ version, digest string }
 
-// Diff lists what changed from a to b, packages first, each sorted by name.
+// Diff lists what changed from a to b: digests replaced under an
+// unchanged version first, then every other change; in each, packages
+// first, each kind sorted by name.
 func Diff(a, b *Lock) []Change {
 	out := []Change{}
 	pk := func(l *Lock) (map[string]entry, []string) {
@@ -57,15 +91,19 @@ func Diff(a, b *Lock) []Change {
 			nw, ok := bm[n]
 			switch {
 			case !ok:
-				out = append(out, Change{Op: "removed", Kind: kind, Name: n, OldVersion: old.version, OldDigest: old.digest})
+				out = append(out, Change{Op: OpRemoved, Kind: kind, Name: n, OldVersion: old.version, OldDigest: old.digest})
 			case old != nw:
-				out = append(out, Change{Op: "changed", Kind: kind, Name: n, OldVersion: old.version, NewVersion: nw.version, OldDigest: old.digest, NewDigest: nw.digest})
+				op := OpChanged
+				if old.version != "" && old.version == nw.version && isDigest(old.digest) && isDigest(nw.digest) {
+					op = OpReplaced
+				}
+				out = append(out, Change{Op: op, Kind: kind, Name: n, OldVersion: old.version, NewVersion: nw.version, OldDigest: old.digest, NewDigest: nw.digest})
 			}
 		}
 		for _, n := range bn {
 			if _, ok := am[n]; !ok {
 				nw := bm[n]
-				out = append(out, Change{Op: "added", Kind: kind, Name: n, NewVersion: nw.version, NewDigest: nw.digest})
+				out = append(out, Change{Op: OpAdded, Kind: kind, Name: n, NewVersion: nw.version, NewDigest: nw.digest})
 			}
 		}
 	}
@@ -79,8 +117,13 @@ func Diff(a, b *Lock) []Change {
 		bm, bn = sectionEntries(b, key)
 		compare(sectionKind(key), am, bm, an, bn)
 	}
-	return out
+	replaced, others := Replaced(out)
+	return append(replaced, others...)
 }
+
+// isDigest reports whether s is a digest, not a package's "replaced by
+// SOURCE" (a replacement the package declared, not swapped content).
+func isDigest(s string) bool { return digest.Digest(s).Validate() == nil }
 
 // sectionKeys returns the sections either lock holds, sorted.
 func sectionKeys(a, b *Lock) []string {

@@ -72,9 +72,9 @@ type Package struct {
 	// the manifests of the package's graph that the lock carries, each
 	// with the trust rule that verified it, if any. Mirrors, archives and
 	// imports carry exactly these; verify and install check them.
-	Signatures []Signature `yaml:"signatures,omitempty" json:"signatures,omitempty"`
-	Replaces   []string    `yaml:"replaces,omitempty" json:"replaces,omitempty"`
-	ReplacedBy string      `yaml:"replacedBy,omitempty" json:"replacedBy,omitempty"`
+	Signatures Signatures `yaml:"signatures,omitempty" json:"signatures,omitempty"`
+	Replaces   []string   `yaml:"replaces,omitempty" json:"replaces,omitempty"`
+	ReplacedBy string     `yaml:"replacedBy,omitempty" json:"replacedBy,omitempty"`
 }
 
 // Dependency is one locked dependency edge.
@@ -93,6 +93,16 @@ type Dependency struct {
 	// Use is the ferry.yaml `use` key that chose the target, if any.
 	Use string `yaml:"use,omitempty" json:"use,omitempty"`
 }
+
+// Signatures is a package's list of attached artifacts. A nil list (a lock
+// written before ferry recorded them) is left out of the lock and means
+// "not recorded": copies then carry whatever they find. An empty list is
+// written as `signatures: []` and means "recorded, none".
+type Signatures []Signature
+
+// IsZero reports whether s is nil, so that YAML's omitempty keeps an empty,
+// recorded list.
+func (s Signatures) IsZero() bool { return s == nil }
 
 // Signature is one signature, attestation or SBOM attached to a manifest
 // of a package's graph: as a cosign tag (SUBJECT as sha256-HEX.sig, .att
@@ -285,6 +295,19 @@ func (l *Lock) sort() {
 		}
 		return a.Digest < b.Digest
 	})
+	for i := range l.Packages {
+		sigs := l.Packages[i].Signatures
+		sort.SliceStable(sigs, func(i, j int) bool {
+			a, b := sigs[i], sigs[j]
+			if a.Subject != b.Subject {
+				return a.Subject < b.Subject
+			}
+			if a.Kind != b.Kind {
+				return a.Kind < b.Kind
+			}
+			return a.Digest < b.Digest
+		})
+	}
 }
 
 // versionLess orders two tags of one repository: semver order when both

@@ -324,7 +324,7 @@ func TestDiff(t *testing.T) {
 			"~ package r.io/db v1.2.0 -> v1.3.0 (" + dDB + " -> " + dDB2 + ")",
 			"+ package r.io/cache v2.0.0 " + dImg,
 		}},
-		{"a mixin binary swapped", diamond(), rebinned, []string{"~ mixin exec v1.2.3 -> v1.2.3"}},
+		{"a mixin binary swapped", diamond(), rebinned, []string{"! REPLACED mixin exec v1.2.3"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/resolve"
 	"github.com/ferryhq/ferry/sizecap"
+	"github.com/ferryhq/ferry/trust"
 )
 
 // APIVersion and Kind identify a ferry.yaml.
@@ -40,6 +41,13 @@ type MirrorSet struct {
 	Replace    []Replace      `yaml:"replace,omitempty" json:"replace,omitempty"`
 	Use        map[string]Use `yaml:"use,omitempty" json:"use,omitempty"`
 	Mirror     Mirror         `yaml:"mirror,omitempty" json:"mirror,omitempty"`
+	// Trust is the signature policy (package trust). It is not an input
+	// of the lock's digest: it does not change what resolves, and ferry
+	// lock and ferry mirror check it on every run.
+	Trust *trust.Config `yaml:"trust,omitempty" json:"trust,omitempty"`
+	// Lock is the policy for the lock itself (`lock: {requireSigned:
+	// true}`); like Trust it is not an input of the lock's digest.
+	Lock LockPolicy `yaml:"lock,omitempty" json:"lock,omitempty"`
 	// Sections holds the top-level keys a format owns (`mixins` and
 	// `platforms` of Porter mixins, `porter`, `crossplane`), each read by
 	// its format through Section. A key no format owns is an error.
@@ -110,6 +118,13 @@ type Package struct {
 type Replace struct {
 	From string `yaml:"from" json:"from"`
 	To   string `yaml:"to" json:"to"`
+}
+
+// LockPolicy is ferry.yaml's `lock:` section.
+type LockPolicy struct {
+	// RequireSigned makes ferry install refuse a lock without a valid
+	// cosign signature LOCK.sig, as --require-signed-lock does.
+	RequireSigned bool `yaml:"requireSigned,omitempty" json:"requireSigned,omitempty"`
 }
 
 // Mirror is the default mirror.
@@ -228,7 +243,8 @@ func (m *MirrorSet) ReplaceMap() map[string]string {
 
 // Digest returns "sha256:HEX" of the normalised inputs: roots and their
 // constraints, replace, use, mixins and platforms. The mirror target is not
-// an input: one lock serves several mirrors.
+// an input: one lock serves several mirrors; nor is the trust policy, which
+// does not change resolution and is checked on every lock and mirror.
 func (m *MirrorSet) Digest() string {
 	type norm struct {
 		Packages []Package      `json:"packages"`

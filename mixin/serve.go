@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"net/http"
 	"path"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
@@ -38,6 +40,9 @@ type Stored struct {
 	Updated time.Time
 	// Files are the binary file names (NAME-OS-ARCH[.exe]), sorted.
 	Files []string
+	// Digests maps a file name to the digest the store records for it,
+	// when the store knows it without reading the file.
+	Digests map[string]digest.Digest
 }
 
 // Store is what Porter's mirror protocol is answered from.
@@ -160,6 +165,11 @@ func serveBinary(w http.ResponseWriter, r *http.Request, store Store) {
 		return
 	}
 	rc, size, err := store.Open(r.Context(), name, version, file)
+	if errors.Is(err, ErrNotLocked) {
+		// Say why, so that whoever runs porter sees it is not a typo.
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
 	if errors.Is(err, ErrNotFound) {
 		http.NotFound(w, r)
 		return
@@ -175,7 +185,11 @@ func serveBinary(w http.ResponseWriter, r *http.Request, store Store) {
 	if r.Method == http.MethodHead {
 		return
 	}
-	io.Copy(w, rc)
+	if _, err := io.Copy(w, rc); err != nil {
+		// The status is sent; cut the connection so that the client sees
+		// a truncated download rather than a complete one.
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // RegistryStore is a Store over the mixin artifacts that `ferry mirror`
@@ -298,9 +312,11 @@ func (s *RegistryStore) List(ctx context.Context) ([]Stored, error) {
 				if t, err := time.Parse(time.RFC3339, a.manifest.Annotations[ocispec.AnnotationCreated]); err == nil {
 					st.Updated = t
 				}
-				for title := range a.layers {
+				st.Digests = map[string]digest.Digest{}
+				for title, l := range a.layers {
 					if _, _, err := ParseBinaryName(name, title); err == nil {
 						st.Files = append(st.Files, title)
+						st.Digests[title] = l.Digest
 					}
 				}
 				sort.Strings(st.Files)
@@ -346,7 +362,7 @@ func (s *RegistryStore) Open(ctx context.Context, name, version, file string) (i
 		if err != nil {
 			return nil, 0, fmt.Errorf("mixin %s %s: %s: %w", name, version, file, err)
 		}
-		return rc, l.Size, nil
+		return &describedReader{ReadCloser: rc, digest: l.Digest}, l.Size, nil
 	}
 	return nil, 0, fmt.Errorf("mixin %s %s: %w", name, version, ErrNotFound)
 }
@@ -377,4 +393,189 @@ func isNotFound(err error) bool {
 	}
 	var er *errcode.ErrorResponse
 	return errors.As(err, &er) && er.StatusCode == http.StatusNotFound
+}
+
+// describedReader is a binary opened from a store that records its
+// digest, so that a LockedStore can refuse it before sending a byte.
+type describedReader struct {
+	io.ReadCloser
+	digest digest.Digest
+}
+
+// Digest returns the digest the store records for the file.
+func (r *describedReader) Digest() digest.Digest { return r.digest }
+
+// ErrNotLocked is returned (wrapped) by a LockedStore for a mixin version
+// or binary that the lock does not hold, or whose content differs from
+// the lock's. The mirror protocol answers it with 404 and its message.
+var ErrNotLocked = errors.New("not served: ferry serve --lock serves only what the lock holds")
+
+// LockedStore is a Store that serves only the mixin versions and binaries
+// a lock holds (`mixins[]` of ferry.lock), each only when its content has
+// the lock's digest and size: `ferry serve --lock`. A version or binary
+// the mirror holds and the lock does not is left out of the feed and
+// answered 404; so is a binary whose digest the store records differently,
+// and one whose bytes turn out to differ is cut off before its last byte.
+type LockedStore struct {
+	// Store is what is served from.
+	Store Store
+	// Locked are the lock's mixin entries.
+	Locked []Locked
+	// Log, when set, receives one line per refused version or binary.
+	Log func(format string, args ...any)
+}
+
+// lockedEntry returns the lock entry of mixin name at version: versions
+// are compared as OCI tags ("+" as "_"), since the store reads them from
+// tags.
+func (s *LockedStore) lockedEntry(name, version string) *Locked {
+	want, err := Tag(version)
+	if err != nil {
+		return nil
+	}
+	for i := range s.Locked {
+		if s.Locked[i].Name != name {
+			continue
+		}
+		if t, err := Tag(s.Locked[i].Version); err == nil && t == want {
+			return &s.Locked[i]
+		}
+	}
+	return nil
+}
+
+func (s *LockedStore) logf(format string, args ...any) {
+	if s.Log != nil {
+		s.Log(format, args...)
+	}
+}
+
+// List implements Store: the stored versions the lock holds, with only
+// their locked binaries, and of those only the ones whose recorded digest
+// is the lock's.
+func (s *LockedStore) List(ctx context.Context) ([]Stored, error) {
+	stored, err := s.Store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Stored
+	for _, st := range stored {
+		l := s.lockedEntry(st.Name, st.Version)
+		if l == nil {
+			s.logf("mixin feed: leaving out %s %s: not in the lock", st.Name, st.Version)
+			continue
+		}
+		var files []string
+		for _, f := range st.Files {
+			b, ok := l.Binaries[f]
+			switch {
+			case !ok:
+				s.logf("mixin feed: leaving out %s %s %s: not in the lock", st.Name, st.Version, f)
+			case st.Digests[f] != "" && st.Digests[f].String() != b.Digest:
+				s.logf("mixin feed: leaving out %s %s %s: the mirror holds %s, the lock %s", st.Name, st.Version, f, st.Digests[f], b.Digest)
+			default:
+				files = append(files, f)
+			}
+		}
+		if len(files) == 0 {
+			continue
+		}
+		st.Files = files
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// Open implements Store: the binary only when the lock holds it, and
+// with its bytes checked against the lock's digest and size while they
+// are read; the last bytes of a binary that differs are never returned.
+func (s *LockedStore) Open(ctx context.Context, name, version, file string) (io.ReadCloser, int64, error) {
+	l := s.lockedEntry(name, version)
+	if l == nil {
+		s.logf("mixin download refused: %s %s is not in the lock", name, version)
+		return nil, 0, fmt.Errorf("mixin %s %s is %w", name, version, ErrNotLocked)
+	}
+	want, ok := l.Binaries[file]
+	if !ok {
+		s.logf("mixin download refused: %s %s %s is not in the lock", name, version, file)
+		return nil, 0, fmt.Errorf("mixin %s %s: %s is %w", name, version, file, ErrNotLocked)
+	}
+	rc, size, err := s.Store.Open(ctx, name, version, file)
+	if err != nil {
+		return nil, 0, err
+	}
+	refuse := func(format string, args ...any) (io.ReadCloser, int64, error) {
+		rc.Close()
+		msg := fmt.Sprintf(format, args...)
+		s.logf("mixin download refused: %s %s %s: %s", name, version, file, msg)
+		return nil, 0, fmt.Errorf("mixin %s %s: %s: %s: %w", name, version, file, msg, ErrNotLocked)
+	}
+	if d, ok := rc.(interface{ Digest() digest.Digest }); ok && d.Digest().String() != want.Digest {
+		return refuse("the mirror holds %s, the lock %s", d.Digest(), want.Digest)
+	}
+	if size != want.Size {
+		return refuse("the mirror holds %d bytes, the lock %d", size, want.Size)
+	}
+	wd, err := digest.Parse(want.Digest)
+	if err != nil {
+		return refuse("the lock's digest %q is invalid", want.Digest)
+	}
+	what := name + " " + version + " " + file
+	return &lockedReader{rc: rc, want: wd, size: want.Size, h: wd.Algorithm().Hash(), fail: func(msg string) { s.logf("mixin download cut off: %s: %s", what, msg) }}, size, nil
+}
+
+// lockedReader hashes a binary as it is read and returns the chunk that
+// completes it only when the whole matches the lock.
+type lockedReader struct {
+	rc   io.ReadCloser
+	want digest.Digest
+	size int64
+	n    int64
+	h    hash.Hash
+	fail func(msg string)
+	err  error
+}
+
+func (r *lockedReader) Read(p []byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	n, err := r.rc.Read(p)
+	r.h.Write(p[:n])
+	r.n += int64(n)
+	switch {
+	case r.n > r.size:
+		return 0, r.failed(fmt.Sprintf("more than the lock's %d bytes", r.size))
+	case r.n == r.size:
+		if got := digest.NewDigestFromBytes(r.want.Algorithm(), r.h.Sum(nil)); got != r.want {
+			return 0, r.failed(fmt.Sprintf("content is %s, the lock has %s", got, r.want))
+		}
+	case err == io.EOF:
+		return 0, r.failed(fmt.Sprintf("%d bytes, the lock has %d", r.n, r.size))
+	}
+	return n, err
+}
+
+func (r *lockedReader) failed(msg string) error {
+	r.fail(msg)
+	r.err = fmt.Errorf("%s: %w", msg, ErrNotLocked)
+	return r.err
+}
+
+// Close closes the underlying reader.
+func (r *lockedReader) Close() error { return r.rc.Close() }
+
+// BindLocked is Bind for `ferry serve --lock`: it serves only the mixin
+// versions and binaries of locked, checked against their digests (see
+// LockedStore); log receives a line for each refusal.
+func (m *MirrorHandler) BindLocked(registry http.Handler, locked []Locked, log func(format string, args ...any)) error {
+	reg, err := remote.NewRegistry("ferry.local")
+	if err != nil {
+		return err
+	}
+	reg.PlainHTTP = true
+	reg.Client = &http.Client{Transport: handlerTransport{h: registry}}
+	var h http.Handler = NewHandler(&LockedStore{Store: &RegistryStore{Registry: reg, AnyPrefix: true}, Locked: locked, Log: log})
+	m.h.Store(&h)
+	return nil
 }

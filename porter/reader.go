@@ -192,6 +192,10 @@ func metadata(b *Bundle, ix *index) (*format.Metadata, error) {
 		Warnings:     warnings,
 		Data:         decl,
 	}
+	// Porter publishes a bundle as REGISTRY/NAME:vVERSION (getporter/porter
+	// docs/content/development/distribute-bundles.md), so a bundle found
+	// under another semver tag was moved there.
+	md.TaggedByVersion = true
 
 	var invocation []ocispec.Descriptor
 	components := map[string]ocispec.Descriptor{}

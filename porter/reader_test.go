@@ -109,9 +109,10 @@ func TestReaderRead(t *testing.T) {
 	}
 
 	wantMD := &format.Metadata{
-		Kind:    format.KindPorterBundle,
-		Name:    "app",
-		Version: "1.2.0",
+		Kind:            format.KindPorterBundle,
+		Name:            "app",
+		Version:         "1.2.0",
+		TaggedByVersion: true,
 		Dependencies: []format.Dependency{
 			{Name: "web", Ref: reg.Host + "/acme/web:v1.0.0", Constraint: "^1.0"},
 			{Name: "db", Ref: "acme/db", Constraint: "1.x || ^2.1", Prereleases: true},

@@ -12,26 +12,32 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync/atomic"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
-	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content/oci"
 	"oras.land/oras-go/v2/errdef"
 
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/lock"
 )
 
-// ArchiveLockFile is the lock's name inside an archive.
-const ArchiveLockFile = "ferry.lock"
+// ArchiveLockFile is the lock's name inside an archive;
+// ArchiveLockSigFile its cosign blob signature, carried when the lock was
+// signed.
+const (
+	ArchiveLockFile    = "ferry.lock"
+	ArchiveLockSigFile = ArchiveLockFile + ".sig"
+)
 
 // An archive is a tar of an OCI image layout holding every package of a
-// lock (whole graphs by digest, with cosign signatures) and the lock
-// itself as ferry.lock. Each package is named in index.json by
-// SOURCE:TAG (or SOURCE@DIGEST when it has no tag), and each signature by
-// SOURCE:sha256-HEX.sig.
+// lock (whole graphs by digest, with the signatures of every manifest of
+// each graph) and the lock itself as ferry.lock. Each package is named in
+// index.json by SOURCE:TAG (or SOURCE@DIGEST when it has no tag), each
+// cosign signature, attestation or SBOM by SOURCE:sha256-HEX.sig (.att,
+// .sbom); OCI referrers are kept untagged in index.json and found again
+// through their subject field.
 
 // archiveRef names a tag of p's repository inside an archive.
 func archiveRef(p *lock.Package, tag string) string { return p.Source + ":" + tag }
@@ -52,6 +58,13 @@ func archiveName(p *lock.Package) string {
 // inside it and renamed into place. Every package that can be copied is;
 // the failures are reported together.
 func ToArchive(ctx context.Context, l *lock.Lock, path string, opts Options, extra func(context.Context, *oci.Store) error) (*Report, error) {
+	return ToArchiveSigned(ctx, l, nil, path, opts, extra)
+}
+
+// ToArchiveSigned is ToArchive for a signed lock: sig, when set, is the
+// cosign blob signature of l's canonical bytes (l.Marshal, what the archive
+// carries as ferry.lock), written beside it as ferry.lock.sig.
+func ToArchiveSigned(ctx context.Context, l *lock.Lock, sig []byte, path string, opts Options, extra func(context.Context, *oci.Store) error) (*Report, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4
 	}
@@ -81,13 +94,13 @@ func ToArchive(ctx context.Context, l *lock.Lock, path string, opts Options, ext
 	pkgs := l.Resolved()
 	results := make([]PackageResult, len(pkgs))
 	errs := make([]error, len(pkgs))
-	slots := make(chan struct{}, opts.Concurrency)
+	led := newLedger(opts.Concurrency)
 	var g errgroup.Group
 	g.SetLimit(opts.Concurrency)
 	for i, p := range pkgs {
 		g.Go(func() error {
 			res, err := retryPackage(ctx, opts.Retry, "archiving "+p.Source, func() (*PackageResult, error) {
-				return archivePackage(ctx, p, store, opts, slots)
+				return archivePackage(ctx, p, store, opts, led)
 			})
 			if err != nil {
 				errs[i] = fmt.Errorf("archiving %s: %w", p.Source, err)
@@ -112,6 +125,14 @@ func ToArchive(ctx context.Context, l *lock.Lock, path string, opts Options, ext
 	if err := os.WriteFile(filepath.Join(layout, ArchiveLockFile), data, 0o644); err != nil {
 		return nil, err
 	}
+	sigPath := filepath.Join(layout, ArchiveLockSigFile)
+	if sig != nil {
+		if err := os.WriteFile(sigPath, sig, 0o644); err != nil {
+			return nil, err
+		}
+	} else if err := os.Remove(sigPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
 	if err := os.RemoveAll(filepath.Join(layout, "ingest")); err != nil {
 		return nil, err
 	}
@@ -128,63 +149,26 @@ func ToArchive(ctx context.Context, l *lock.Lock, path string, opts Options, ext
 	return &Report{To: path, Packages: results}, nil
 }
 
-func archivePackage(ctx context.Context, p *lock.Package, store *oci.Store, opts Options, slots chan struct{}) (*PackageResult, error) {
+// archivePackage copies p from its source repository into the archive's
+// layout by copyTree, the copy a mirror to a registry makes.
+func archivePackage(ctx context.Context, p *lock.Package, store *oci.Store, opts Options, led *ledger) (*PackageResult, error) {
 	repo, err := opts.Source.Repository(p.Source)
 	if err != nil {
 		return nil, err
 	}
+	defer led.release(p.Source)
 	res := &PackageResult{Source: p.Source, Mirror: archiveName(p), Digest: p.Digest, Tag: p.Version, Nodes: NewNodes()}
-	root := p.Descriptor()
-	var copied, skipped, sent atomic.Int64
-	defer func() { res.Copied, res.Skipped, res.Bytes = copied.Load(), skipped.Load(), sent.Load() }()
-	copyOpts := func(nodes *Nodes) oras.CopyGraphOptions {
-		return oras.CopyGraphOptions{
-			Concurrency: opts.Concurrency,
-			PostCopy: func(_ context.Context, d ocispec.Descriptor) error {
-				copied.Add(1)
-				sent.Add(d.Size)
-				if nodes != nil {
-					nodes.Add(d)
-				}
-				return nil
-			},
-			OnCopySkipped: func(ctx context.Context, d ocispec.Descriptor) error {
-				skipped.Add(1)
-				if nodes != nil {
-					return nodes.AddSkipped(ctx, store, d, nil)
-				}
-				return nil
-			},
-		}
+	cp := copier{
+		src: repo, srcRef: repoTag, dst: store, dstName: p.Source, conc: opts.Concurrency, led: led, retry: opts.Retry,
+		tag: func(ctx context.Context, desc ocispec.Descriptor, tag string) error {
+			return store.Tag(ctx, desc, archiveRef(p, tag))
+		},
+		tagRoot: func(ctx context.Context, root ocispec.Descriptor) error {
+			return store.Tag(ctx, root, archiveName(p))
+		},
 	}
-	// Reads are bounded across packages; a failed write is retried with
-	// the content read again from the source.
-	src := limited{repo, slots}
-	dst := RetryingTarget(store, repo, opts.Retry)
-	if err := oras.CopyGraph(ctx, src, dst, root, copyOpts(res.Nodes)); err != nil {
+	if err := copyTree(ctx, cp, p, res); err != nil {
 		return nil, err
-	}
-	if err := p.CheckImages(res.Nodes.Has); err != nil {
-		return nil, err
-	}
-	if err := store.Tag(ctx, root, archiveName(p)); err != nil {
-		return nil, err
-	}
-	for _, tag := range signatureTags(root) {
-		desc, err := repo.Resolve(ctx, tag)
-		if errors.Is(err, errdef.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("looking for %s: %w", tag, err)
-		}
-		if err := oras.CopyGraph(ctx, src, dst, desc, copyOpts(nil)); err != nil {
-			return nil, fmt.Errorf("copying %s: %w", tag, err)
-		}
-		if err := store.Tag(ctx, desc, archiveRef(p, tag)); err != nil {
-			return nil, err
-		}
-		res.Signatures = append(res.Signatures, tag)
 	}
 	return res, nil
 }
@@ -244,12 +228,20 @@ func writeTar(dir, path string) error {
 // lock read here would not be the one `tar x` leaves) or an entry that
 // escapes the archive's root is refused with exit code 2.
 func ReadArchiveLock(path string) (*lock.Lock, error) {
+	l, _, _, err := ReadArchiveLockSigned(path)
+	return l, err
+}
+
+// ReadArchiveLockSigned is ReadArchiveLock that also returns the lock's
+// exact bytes in the archive and its signature, ferry.lock.sig (nil when
+// the archive carries none).
+func ReadArchiveLockSigned(path string) (*lock.Lock, []byte, []byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, exitcode.BadInput("archive: %w", err)
+		return nil, nil, nil, exitcode.BadInput("archive: %w", err)
 	}
 	defer f.Close()
-	var data []byte
+	var data, sig []byte
 	seen := map[string]bool{}
 	tr := tar.NewReader(f)
 	for {
@@ -258,34 +250,44 @@ func ReadArchiveLock(path string) (*lock.Lock, error) {
 			break
 		}
 		if err != nil {
-			return nil, exitcode.BadInput("archive %s: %w", path, err)
+			return nil, nil, nil, exitcode.BadInput("archive %s: %w", path, err)
 		}
 		name, err := archiveEntryName(h.Name)
 		if err != nil {
-			return nil, exitcode.BadInput("archive %s: %w", path, err)
+			return nil, nil, nil, exitcode.BadInput("archive %s: %w", path, err)
 		}
 		if seen[name] {
-			return nil, exitcode.BadInput("archive %s: entry %q appears more than once: refusing an archive whose content depends on which copy is read", path, h.Name)
+			return nil, nil, nil, exitcode.BadInput("archive %s: entry %q appears more than once: refusing an archive whose content depends on which copy is read", path, h.Name)
 		}
 		seen[name] = true
+		if name == ArchiveLockSigFile {
+			// A signature is base64 of a few hundred bytes.
+			if h.Size > 64<<10 {
+				return nil, nil, nil, exitcode.BadInput("archive %s: entry \"%s\" is %d bytes, not a cosign signature", path, ArchiveLockSigFile, h.Size)
+			}
+			if sig, err = io.ReadAll(tr); err != nil {
+				return nil, nil, nil, fmt.Errorf("archive %s: %w", path, err)
+			}
+			continue
+		}
 		if name != ArchiveLockFile {
 			continue
 		}
 		if h.Size > lock.MaxFileSize {
-			return nil, exitcode.BadInput("archive %s: entry \"%s\" is %d bytes, over the %d bytes a lock may have", path, ArchiveLockFile, h.Size, lock.MaxFileSize)
+			return nil, nil, nil, exitcode.BadInput("archive %s: entry \"%s\" is %d bytes, over the %d bytes a lock may have", path, ArchiveLockFile, h.Size, lock.MaxFileSize)
 		}
 		if data, err = io.ReadAll(tr); err != nil {
-			return nil, fmt.Errorf("archive %s: %w", path, err)
+			return nil, nil, nil, fmt.Errorf("archive %s: %w", path, err)
 		}
 	}
 	if data == nil {
-		return nil, exitcode.BadInput("archive %s holds no %s: it was not written by ferry mirror --to-archive", path, ArchiveLockFile)
+		return nil, nil, nil, exitcode.BadInput("archive %s holds no %s: it was not written by ferry mirror --to-archive", path, ArchiveLockFile)
 	}
 	l, err := lock.Parse(data)
 	if err != nil {
-		return nil, exitcode.BadInput("archive %s: %s: %w", path, ArchiveLockFile, err)
+		return nil, nil, nil, exitcode.BadInput("archive %s: %s: %w", path, ArchiveLockFile, err)
 	}
-	return l, nil
+	return l, data, sig, nil
 }
 
 // archiveEntryName returns a tar entry's name cleaned ("./a/" is "a"), or
@@ -307,16 +309,44 @@ func archiveEntryName(raw string) (string, error) {
 // archive is read in place: nothing is extracted to disk. extra, when set,
 // imports more artifacts (mixins) from the archive's layout once the
 // packages are copied.
+//
+// Only what the archive's lock names is pushed. A package whose lock entry
+// lists its signatures gets exactly those; any other cosign tag or
+// referrer the archive holds for its manifests is left out and listed in
+// its PackageResult.Ignored. A lock written before signatures were
+// recorded (signatures absent) gets every signature and referrer the
+// archive holds for its manifests, as before. Entries of index.json that
+// name another repository of a registry, or another tag of a package's
+// repository, are never pushed and are listed in Report.Ignored; names
+// without a registry host belong to extensions (porter-mixins/NAME) and
+// are left to extra.
 func FromArchive(ctx context.Context, path string, opts Options, extra func(context.Context, *oci.ReadOnlyStore, *lock.Lock) error) (*lock.Lock, *Report, error) {
+	return FromArchiveChecked(ctx, path, opts, nil, extra)
+}
+
+// LockCheck checks an archive's lock before anything is pushed: data is
+// ferry.lock's exact bytes in the archive, sig ferry.lock.sig's (nil when
+// the archive carries none), l the lock parsed from data.
+type LockCheck func(l *lock.Lock, data, sig []byte) error
+
+// FromArchiveChecked is FromArchive that first runs check, when set, on
+// the archive's lock and signature; its error stops the import before
+// anything is pushed.
+func FromArchiveChecked(ctx context.Context, path string, opts Options, check LockCheck, extra func(context.Context, *oci.ReadOnlyStore, *lock.Lock) error) (*lock.Lock, *Report, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4
 	}
 	if opts.Target == nil {
 		opts.Target = opts.Source
 	}
-	l, err := ReadArchiveLock(path)
+	l, lockData, lockSig, err := ReadArchiveLockSigned(path)
 	if err != nil {
 		return nil, nil, err
+	}
+	if check != nil {
+		if err := check(l, lockData, lockSig); err != nil {
+			return nil, nil, err
+		}
 	}
 	store, err := oci.NewFromTar(ctx, path)
 	if err != nil {
@@ -366,9 +396,50 @@ func FromArchive(ctx context.Context, path string, opts Options, extra func(cont
 			return nil, nil, err
 		}
 	}
+	ignored, err := notImported(ctx, store, pkgs, results)
+	if err != nil {
+		return nil, nil, fmt.Errorf("archive %s: %w", path, err)
+	}
 	for _, p := range pkgs {
 		p.Mirror = opts.To.Repo(p.Source)
 	}
 	sort.SliceStable(results, func(i, j int) bool { return results[i].Source+results[i].Digest < results[j].Source+results[j].Digest })
-	return l, &Report{To: opts.To.String(), Packages: results}, nil
+	return l, &Report{To: opts.To.String(), Packages: results, Ignored: ignored}, nil
+}
+
+// notImported returns the names in the archive's index.json that no
+// package's copy used: not a package's root, not a cosign tag of a
+// manifest of a package's graph. Names whose repository has no registry
+// host (porter-mixins/NAME:VERSION) are the extensions' and left out.
+func notImported(ctx context.Context, store *oci.ReadOnlyStore, pkgs []*lock.Package, results []PackageResult) ([]string, error) {
+	names, err := client.ListTags(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	for _, p := range pkgs {
+		used[archiveName(p)] = true
+	}
+	for _, r := range results {
+		for _, n := range r.seen {
+			used[n] = true
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if used[n] || !hasRegistryHost(n) {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// hasRegistryHost reports whether name's first path component is a
+// registry host, as the distribution reference grammar tells a domain from
+// a path component: it has a '.' or a ':', or is localhost
+// (github.com/distribution/reference normalize.go, splitDockerDomain).
+func hasRegistryHost(name string) bool {
+	host, _, ok := strings.Cut(name, "/")
+	return ok && (strings.ContainsAny(host, ".:") || host == "localhost")
 }

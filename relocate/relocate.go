@@ -2,13 +2,16 @@ package relocate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
+	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
 	"oras.land/oras-go/v2"
@@ -47,6 +50,19 @@ type Options struct {
 	// (the content is re-read from the origin for each) and, as the catch
 	// all, of a whole package's copy (at most 3 tries).
 	Retry client.RetryPolicy
+	// Origin, when set, names the repository (opened with Source) a
+	// package is read from instead of its source repository: another
+	// mirror, promoting content from one mirror to the next. The copy is
+	// by the locked digest, checked as always.
+	Origin func(p *lock.Package) string
+}
+
+// origin returns the repository p is read from.
+func (o Options) origin(p *lock.Package) string {
+	if o.Origin != nil {
+		return o.Origin(p)
+	}
+	return p.Source
 }
 
 // PackageResult reports one package's copy.
@@ -59,28 +75,43 @@ type PackageResult struct {
 	Mounted int64  `json:"mounted"`
 	Skipped int64  `json:"skipped"`
 	// Bytes counts bytes sent to the mirror (mounted blobs are not sent).
-	Bytes      int64    `json:"bytes"`
+	Bytes int64 `json:"bytes"`
+	// Signatures are the cosign tags (sha256-HEX.sig, .att, .sbom) copied,
+	// for every manifest of the package's graph.
 	Signatures []string `json:"signatures,omitempty"`
 	// Referrers are the digests of the OCI referrers copied.
 	Referrers []string `json:"referrers,omitempty"`
+	// Ignored names the cosign tags and referrers the origin holds for
+	// the package's manifests that its lock entry does not name, and that
+	// were therefore not copied (see copyTree).
+	Ignored []string `json:"ignored,omitempty"`
 	// Nodes are the digests of the graph under the package's root
 	// manifest, as the copy found them (see Nodes).
 	Nodes *Nodes `json:"-"`
+	// seen are the origin's names of the cosign tags found for the
+	// package, copied or ignored.
+	seen []string
 }
 
 // Report is the result of a mirror run.
 type Report struct {
 	To       string          `json:"to"`
 	Packages []PackageResult `json:"packages"`
+	// Ignored names what an archive holds beside the lock's packages and
+	// their signatures (another repository, another tag) and was not
+	// imported.
+	Ignored []string `json:"ignored,omitempty"`
 }
 
-// signatureSuffixes are cosign's tag conventions for a digest's
-// signatures, attestations and SBOMs.
-var signatureSuffixes = []string{".sig", ".att", ".sbom"}
+// signatureKinds are cosign's tag suffixes for a digest's signatures,
+// attestations and SBOMs.
+var signatureKinds = []string{"sig", "att", "sbom"}
 
 // Mirror copies every resolved package of l into the mirror and records
 // each package's mirror repository in l. Nothing is copied when two sources
-// map to one repository.
+// map to one repository. With each package go the signatures of every
+// manifest of its graph: those its lock entry names when it names them,
+// else every one the source holds (see copyTree).
 func Mirror(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4
@@ -149,14 +180,15 @@ type originRef func(p *lock.Package, tag string) string
 func repoTag(_ *lock.Package, tag string) string { return tag }
 
 func copyPackage(ctx context.Context, p *lock.Package, opts Options, led *ledger) (*PackageResult, error) {
-	src, err := opts.Source.Repository(p.Source)
+	src, err := opts.Source.Repository(opts.origin(p))
 	if err != nil {
 		return nil, err
 	}
 	return copyFrom(ctx, src, repoTag, p, opts, led)
 }
 
-// copyFrom copies p's graph, tag and signatures from src into the mirror.
+// copyFrom copies p's graph, tag, signatures and referrers from src into
+// its mirror repository.
 func copyFrom(ctx context.Context, src origin, ref originRef, p *lock.Package, opts Options, led *ledger) (*PackageResult, error) {
 	dstName := opts.To.Repo(p.Source)
 	dst, err := opts.Target.Repository(dstName)
@@ -165,91 +197,363 @@ func copyFrom(ctx context.Context, src origin, ref originRef, p *lock.Package, o
 	}
 	defer led.release(dstName)
 	res := &PackageResult{Source: p.Source, Mirror: dstName, Digest: p.Digest, Tag: p.Version, Nodes: NewNodes()}
-	root := p.Descriptor()
-	cp := copier{src: src, dst: dst, dstName: dstName, conc: opts.Concurrency, led: led, retry: opts.Retry}
-	if err := cp.graph(ctx, root, res, res.Nodes); err != nil {
+	cp := copier{
+		src: src, srcRef: ref, dst: dst, dstName: dstName, conc: opts.Concurrency, led: led, retry: opts.Retry,
+		tag: func(ctx context.Context, desc ocispec.Descriptor, tag string) error {
+			return ensureTag(ctx, dst, desc, tag)
+		},
+	}
+	if err := copyTree(ctx, cp, p, res); err != nil {
 		return nil, err
-	}
-	// The lock's images must be nodes of the graph just copied: an edited
-	// images[].digest would otherwise reach the relocation mapping.
-	if err := p.CheckImages(res.Nodes.Has); err != nil {
-		return nil, err
-	}
-	if p.Version != "" {
-		if err := ensureTag(ctx, dst, root, p.Version); err != nil {
-			return nil, fmt.Errorf("tagging %s:%s: %w", dstName, p.Version, err)
-		}
-	}
-	if err := cp.referrers(ctx, root, res); err != nil {
-		return nil, err
-	}
-	for _, tag := range signatureTags(root) {
-		desc, err := src.Resolve(ctx, ref(p, tag))
-		if errors.Is(err, errdef.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("looking for %s: %w", tag, err)
-		}
-		if err := cp.graph(ctx, desc, res, nil); err != nil {
-			return nil, fmt.Errorf("copying %s: %w", tag, err)
-		}
-		if err := ensureTag(ctx, dst, desc, tag); err != nil {
-			return nil, fmt.Errorf("tagging %s: %w", tag, err)
-		}
-		res.Signatures = append(res.Signatures, tag)
 	}
 	return res, nil
 }
 
-// copyReferrers copies the OCI referrers of root (signatures, SBOMs and
-// attestations attached with a subject) when the origin can list them.
-func (cp copier) referrers(ctx context.Context, root ocispec.Descriptor, res *PackageResult) error {
-	lister, ok := cp.src.(registry.ReferrerLister)
-	if !ok {
-		return nil
+// copyTree copies p's graph from cp's origin into cp's destination, tags
+// its root, and copies the signatures attached to every manifest of the
+// graph (index, config manifest, invocation and component images,
+// platform manifests): cosign's tags (sha256-HEX.sig, .att, .sbom) and OCI
+// referrers. It is the one copy that mirroring to a registry, writing an
+// archive and importing an archive share, so what travels with a package
+// cannot differ between them.
+//
+// When p.Signatures is non-nil (a lock written by a ferry that records
+// signatures), exactly the signatures it names are copied, by digest, and
+// every cosign tag or referrer the origin holds for a manifest of the graph
+// that the lock does not name is left behind and listed in res.Ignored.
+// When it is nil (a lock written before signatures were recorded), every
+// signature and referrer found is copied, as ferry did before.
+func copyTree(ctx context.Context, cp copier, p *lock.Package, res *PackageResult) error {
+	root := p.Descriptor()
+	manifests := &manifestSet{}
+	if err := cp.graph(ctx, root, res, res.Nodes, manifests); err != nil {
+		return err
 	}
-	var refs []ocispec.Descriptor
-	err := lister.Referrers(ctx, root, "", func(page []ocispec.Descriptor) error {
-		refs = append(refs, page...)
-		return nil
-	})
-	if err != nil && !errors.Is(err, errdef.ErrNotFound) {
-		return fmt.Errorf("listing referrers of %s: %w", root.Digest, err)
+	// The lock's images must be nodes of the graph just copied: an edited
+	// images[].digest would otherwise reach the relocation mapping.
+	if err := p.CheckImages(res.Nodes.Has); err != nil {
+		return err
 	}
-	for _, r := range refs {
-		if err := cp.graph(ctx, r, res, nil); err != nil {
-			return fmt.Errorf("copying referrer %s: %w", r.Digest, err)
+	if cp.tagRoot != nil {
+		if err := cp.tagRoot(ctx, root); err != nil {
+			return fmt.Errorf("tagging %s: %w", res.Mirror, err)
 		}
-		res.Referrers = append(res.Referrers, r.Digest.String())
+	} else if p.Version != "" {
+		if err := cp.tag(ctx, root, p.Version); err != nil {
+			return fmt.Errorf("tagging %s:%s: %w", res.Mirror, p.Version, err)
+		}
+	}
+	found, err := cp.attached(ctx, p, manifests.sorted())
+	if err != nil {
+		return err
+	}
+	for _, a := range found {
+		if a.tag != "" {
+			res.seen = append(res.seen, cp.srcRef(p, a.tag))
+		}
+	}
+	if p.Signatures == nil {
+		for _, a := range found {
+			if err := cp.copyAttached(ctx, a, res); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	named := map[string]bool{}
+	for _, s := range p.Signatures {
+		named[s.Subject+" "+s.Kind+" "+s.Digest] = true
+	}
+	for _, a := range found {
+		if !named[a.subject.String()+" "+a.kind+" "+a.desc.Digest.String()] {
+			res.Ignored = append(res.Ignored, a.String(p))
+		}
+	}
+	for _, s := range p.Signatures {
+		a, err := cp.locked(ctx, s)
+		if err != nil {
+			return err
+		}
+		if err := cp.copyAttached(ctx, a, res); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// signatureTags returns cosign's tags for root's signature, attestations
-// and SBOM.
-func signatureTags(root ocispec.Descriptor) []string {
-	base := strings.Replace(root.Digest.String(), ":", "-", 1)
-	out := make([]string, 0, len(signatureSuffixes))
-	for _, s := range signatureSuffixes {
-		out = append(out, base+s)
+// attachment is a signature, attestation, SBOM or referrer attached to a
+// manifest of a package's graph.
+type attachment struct {
+	subject digest.Digest
+	// kind is "sig", "att", "sbom" (cosign's tags) or "referrer".
+	kind string
+	// tag is the cosign tag (sha256-HEX.sig), empty for a referrer.
+	tag  string
+	desc ocispec.Descriptor
+}
+
+// String names a in reports: SOURCE:TAG (DIGEST) for a cosign tag,
+// "SOURCE referrer DIGEST of SUBJECT" for a referrer.
+func (a attachment) String(p *lock.Package) string {
+	if a.tag != "" {
+		return fmt.Sprintf("%s:%s (%s)", p.Source, a.tag, a.desc.Digest)
 	}
+	return fmt.Sprintf("%s referrer %s of %s", p.Source, a.desc.Digest, a.subject)
+}
+
+// cosignTag returns cosign's tag for subject's signature ("sig"),
+// attestations ("att") or SBOM ("sbom"): sha256-HEX.KIND (cosign
+// pkg/oci/remote/remote.go, SignatureTag, AttestationTag, SBOMTag).
+func cosignTag(subject digest.Digest, kind string) string {
+	return subject.Algorithm().String() + "-" + subject.Encoded() + "." + kind
+}
+
+// copyAttached copies a's graph and, for a cosign tag, tags it.
+func (cp copier) copyAttached(ctx context.Context, a attachment, res *PackageResult) error {
+	if err := cp.graph(ctx, a.desc, res, nil, nil); err != nil {
+		if a.tag != "" {
+			return fmt.Errorf("copying %s: %w", a.tag, err)
+		}
+		return fmt.Errorf("copying referrer %s: %w", a.desc.Digest, err)
+	}
+	if a.tag == "" {
+		res.Referrers = append(res.Referrers, a.desc.Digest.String())
+		return nil
+	}
+	if err := cp.tag(ctx, a.desc, a.tag); err != nil {
+		return fmt.Errorf("tagging %s: %w", a.tag, err)
+	}
+	res.Signatures = append(res.Signatures, a.tag)
+	return nil
+}
+
+// locked returns the attachment a lock's signature entry names, read from
+// the origin by digest when the entry lacks its media type or size.
+func (cp copier) locked(ctx context.Context, s lock.Signature) (attachment, error) {
+	subject, err := digest.Parse(s.Subject)
+	if err != nil {
+		return attachment{}, fmt.Errorf("signature %s: subject: %w", s.Digest, err)
+	}
+	d, err := digest.Parse(s.Digest)
+	if err != nil {
+		return attachment{}, fmt.Errorf("signature of %s: %w", s.Subject, err)
+	}
+	a := attachment{subject: subject, kind: s.Kind, desc: ocispec.Descriptor{MediaType: s.MediaType, Digest: d, Size: s.Size, ArtifactType: s.ArtifactType}}
+	switch s.Kind {
+	case "sig", "att", "sbom":
+		a.tag = cosignTag(subject, s.Kind)
+	case "referrer":
+	default:
+		return attachment{}, fmt.Errorf("signature %s of %s: unknown kind %q", s.Digest, s.Subject, s.Kind)
+	}
+	if a.desc.MediaType == "" || a.desc.Size <= 0 {
+		desc, err := cp.src.Resolve(ctx, d.String())
+		if err != nil {
+			return attachment{}, fmt.Errorf("looking for signature %s of %s: %w", d, s.Subject, err)
+		}
+		a.desc.MediaType, a.desc.Size = desc.MediaType, desc.Size
+	}
+	return a, nil
+}
+
+// attached returns what the origin holds attached to the manifests: the
+// cosign tags of each, then its referrers. The cosign tags are found in
+// one listing of the package's tags in the origin (a registry's tag list,
+// an archive's index.json) rather than a request per manifest and suffix;
+// an origin whose tags cannot be listed is asked for each tag instead.
+func (cp copier) attached(ctx context.Context, p *lock.Package, manifests []ocispec.Descriptor) ([]attachment, error) {
+	tags, listed := cp.originTags(ctx, p)
+	var out []attachment
+	for _, m := range manifests {
+		for _, kind := range signatureKinds {
+			tag := cosignTag(m.Digest, kind)
+			if listed && !tags[tag] {
+				continue
+			}
+			desc, err := cp.src.Resolve(ctx, cp.srcRef(p, tag))
+			if errors.Is(err, errdef.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("looking for %s: %w", tag, err)
+			}
+			out = append(out, attachment{subject: m.Digest, kind: kind, tag: tag, desc: desc})
+		}
+	}
+	// A registry answers one referrers request per manifest: the first
+	// alone, which tells oras-go whether the registry has the referrers
+	// API or needs its tag schema fallback (remote.Repository remembers
+	// it), then the others at once, within the run's concurrency.
+	refs := make([][]ocispec.Descriptor, len(manifests))
+	var g errgroup.Group
+	g.SetLimit(max(cp.conc, 1))
+	for i, m := range manifests {
+		if i == 0 {
+			var err error
+			if refs[0], err = cp.referrersOf(ctx, m); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		g.Go(func() error {
+			var err error
+			refs[i], err = cp.referrersOf(ctx, m)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for i, m := range manifests {
+		for _, r := range refs[i] {
+			out = append(out, attachment{subject: m.Digest, kind: "referrer", desc: r})
+		}
+	}
+	return out, nil
+}
+
+// originTags returns the tags of p's repository in the origin, and
+// whether the origin could list them.
+func (cp copier) originTags(ctx context.Context, p *lock.Package) (map[string]bool, bool) {
+	lister, ok := cp.src.(registry.TagLister)
+	if !ok {
+		return nil, false
+	}
+	all, err := client.ListTags(ctx, lister)
+	if err != nil {
+		return nil, false
+	}
+	prefix := cp.srcRef(p, "")
+	out := map[string]bool{}
+	for _, t := range all {
+		if rest, ok := strings.CutPrefix(t, prefix); ok {
+			out[rest] = true
+		}
+	}
+	return out, true
+}
+
+// referrersOf returns the OCI referrers of subject in the origin: through
+// the registry's referrers API (or its tag schema fallback), or, in an OCI
+// layout, as the manifests whose subject field names it (oras-go
+// content/oci finds them as predecessors).
+func (cp copier) referrersOf(ctx context.Context, subject ocispec.Descriptor) ([]ocispec.Descriptor, error) {
+	if lister, ok := cp.src.(registry.ReferrerLister); ok {
+		var refs []ocispec.Descriptor
+		err := lister.Referrers(ctx, subject, "", func(page []ocispec.Descriptor) error {
+			refs = append(refs, page...)
+			return nil
+		})
+		if err != nil && !errors.Is(err, errdef.ErrNotFound) {
+			return nil, fmt.Errorf("listing referrers of %s: %w", subject.Digest, err)
+		}
+		return refs, nil
+	}
+	finder, ok := cp.src.(content.PredecessorFinder)
+	if !ok {
+		return nil, nil
+	}
+	preds, err := finder.Predecessors(ctx, subject)
+	if err != nil {
+		return nil, fmt.Errorf("listing referrers of %s: %w", subject.Digest, err)
+	}
+	var refs []ocispec.Descriptor
+	for _, d := range preds {
+		if !isManifest(d.MediaType) {
+			continue
+		}
+		raw, err := content.FetchAll(ctx, cp.src, d)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", d.Digest, err)
+		}
+		var m struct {
+			ArtifactType string              `json:"artifactType"`
+			Config       *ocispec.Descriptor `json:"config"`
+			Subject      *ocispec.Descriptor `json:"subject"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", d.Digest, err)
+		}
+		if m.Subject == nil || m.Subject.Digest != subject.Digest {
+			continue // an index holding subject, not a referrer
+		}
+		d.ArtifactType = m.ArtifactType
+		if d.ArtifactType == "" && m.Config != nil {
+			d.ArtifactType = m.Config.MediaType
+		}
+		refs = append(refs, d)
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Digest < refs[j].Digest })
+	return refs, nil
+}
+
+// isManifest reports whether mediaType is an image manifest or index,
+// OCI or Docker.
+func isManifest(mediaType string) bool {
+	switch mediaType {
+	case ocispec.MediaTypeImageManifest, ocispec.MediaTypeImageIndex,
+		"application/vnd.docker.distribution.manifest.v2+json",
+		"application/vnd.docker.distribution.manifest.list.v2+json":
+		return true
+	}
+	return false
+}
+
+// manifestSet collects the manifests of a graph as a copy meets them.
+type manifestSet struct {
+	mu sync.Mutex
+	m  map[digest.Digest]ocispec.Descriptor
+}
+
+// add records desc when it is a manifest.
+func (s *manifestSet) add(_ context.Context, desc ocispec.Descriptor) error {
+	if s == nil || !isManifest(desc.MediaType) {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[digest.Digest]ocispec.Descriptor{}
+	}
+	s.m[desc.Digest] = ocispec.Descriptor{MediaType: desc.MediaType, Digest: desc.Digest, Size: desc.Size}
+	return nil
+}
+
+// sorted returns the manifests by digest.
+func (s *manifestSet) sorted() []ocispec.Descriptor {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ocispec.Descriptor, 0, len(s.m))
+	for _, d := range s.m {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Digest < out[j].Digest })
 	return out
 }
 
-// copier copies graphs from an origin into one mirror repository.
+// copier copies graphs from an origin into one destination: a mirror
+// repository, or an archive's layout.
 type copier struct {
-	src     origin
-	dst     *remote.Repository
+	src origin
+	// srcRef names a tag of the package's repository in src.
+	srcRef originRef
+	dst    oras.Target
+	// dstName is the destination's name in the ledger.
 	dstName string
 	conc    int
 	led     *ledger
 	retry   client.RetryPolicy
+	// tag points a tag of the package's repository at desc in dst.
+	tag func(ctx context.Context, desc ocispec.Descriptor, tag string) error
+	// tagRoot, when set, names the package's root in dst instead of
+	// tagging it with the package's version.
+	tagRoot func(ctx context.Context, root ocispec.Descriptor) error
 }
 
-// graph copies root's graph from the origin to the mirror, counting what
-// it did; nodes, when set, gets the digest of every node of the graph.
-func (cp copier) graph(ctx context.Context, root ocispec.Descriptor, res *PackageResult, nodes *Nodes) error {
+// graph copies root's graph from the origin to the destination, counting
+// what it did; nodes, when set, gets the digest of every node of the graph,
+// and manifests, when set, its manifests.
+func (cp copier) graph(ctx context.Context, root ocispec.Descriptor, res *PackageResult, nodes *Nodes, manifests *manifestSet) error {
 	var copied, mounted, skipped, sent atomic.Int64
 	led, dstName := cp.led, cp.dstName
 	opts := oras.CopyGraphOptions{
@@ -261,15 +565,17 @@ func (cp copier) graph(ctx context.Context, root ocispec.Descriptor, res *Packag
 			if nodes != nil {
 				nodes.Add(desc)
 			}
-			return nil
+			return manifests.add(ctx, desc)
 		},
 		OnCopySkipped: func(ctx context.Context, desc ocispec.Descriptor) error {
 			skipped.Add(1)
 			led.record(dstName, desc.Digest)
 			if nodes != nil {
-				return nodes.AddSkipped(ctx, cp.dst, desc, nil)
+				// Below a skipped manifest, the graph is read back from
+				// the destination.
+				return nodes.AddSkipped(ctx, cp.dst, desc, manifests.add)
 			}
-			return nil
+			return manifests.add(ctx, desc)
 		},
 		MountFrom: func(ctx context.Context, desc ocispec.Descriptor) ([]string, error) {
 			srcs, err := led.mountSources(ctx, dstName, desc.Digest)
@@ -307,9 +613,56 @@ func (cp copier) graph(ctx context.Context, root ocispec.Descriptor, res *Packag
 }
 
 // ensureTag points tag at desc in dst unless it already does.
-func ensureTag(ctx context.Context, dst *remote.Repository, desc ocispec.Descriptor, tag string) error {
+func ensureTag(ctx context.Context, dst oras.Target, desc ocispec.Descriptor, tag string) error {
 	if cur, err := dst.Resolve(ctx, tag); err == nil && cur.Digest == desc.Digest {
 		return nil
 	}
 	return dst.Tag(ctx, desc, tag)
+}
+
+// Attached returns what src holds attached to every manifest of the graph
+// under root (root and the manifests below it, read from src): cosign's
+// signature, attestation and SBOM tags and OCI referrers, as lock entries
+// with no rule, found as a mirror finds them (one tag listing, then a
+// referrers request per manifest). It is what a mirror copies for a lock
+// that does not record signatures, so a lock that records Attached records
+// what mirroring carries.
+func Attached(ctx context.Context, src *remote.Repository, root ocispec.Descriptor, concurrency int) ([]lock.Signature, error) {
+	manifests := &manifestSet{}
+	seen := map[digest.Digest]bool{}
+	next := []ocispec.Descriptor{root}
+	for len(next) > 0 {
+		d := next[0]
+		next = next[1:]
+		if seen[d.Digest] || !isManifest(d.MediaType) {
+			continue
+		}
+		seen[d.Digest] = true
+		if err := manifests.add(ctx, d); err != nil {
+			return nil, err
+		}
+		succ, err := content.Successors(ctx, src, d)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", d.Digest, err)
+		}
+		for _, s := range succ {
+			// A manifest's subject is not part of its graph.
+			if !seen[s.Digest] && s.Digest != root.Digest {
+				next = append(next, s)
+			}
+		}
+	}
+	cp := copier{src: src, srcRef: repoTag, conc: concurrency}
+	found, err := cp.attached(ctx, &lock.Package{}, manifests.sorted())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]lock.Signature, 0, len(found))
+	for _, a := range found {
+		out = append(out, lock.Signature{
+			Subject: a.subject.String(), Kind: a.kind, Digest: a.desc.Digest.String(),
+			MediaType: a.desc.MediaType, Size: a.desc.Size, ArtifactType: a.desc.ArtifactType,
+		})
+	}
+	return out, nil
 }

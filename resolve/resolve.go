@@ -450,6 +450,10 @@ func (rs *roundState) visit(ctx context.Context, key string) levelResult {
 		res.err = withChain(reqs, source, res.err)
 		return res
 	}
+	if err := checkDeclared(source, c, reqs, res.entry.meta); err != nil {
+		res.err = withChain(reqs, source, err)
+		return res
+	}
 	if c.tag == "" && res.entry.meta.Version != "" {
 		res.choice.tag = rs.r.tagOf(ctx, source, c.digest, res.entry.meta.Version)
 	}

@@ -46,18 +46,18 @@ type SimpleSigning struct {
 
 // Critical is the signed claim.
 type Critical struct {
-	Identity Identity `json:"identity"`
-	Image    Image    `json:"image"`
-	Type     string   `json:"type"`
+	Identity SimpleSigningIdentity `json:"identity"`
+	Image    SimpleSigningImage    `json:"image"`
+	Type     string                `json:"type"`
 }
 
-// Identity names the repository the image was signed in.
-type Identity struct {
+// SimpleSigningIdentity names the repository the image was signed in.
+type SimpleSigningIdentity struct {
 	DockerReference string `json:"docker-reference"`
 }
 
-// Image names the signed manifest.
-type Image struct {
+// SimpleSigningImage names the signed manifest.
+type SimpleSigningImage struct {
 	DockerManifestDigest string `json:"docker-manifest-digest"`
 }
 
@@ -73,12 +73,16 @@ type Repository interface {
 	Blobs() registry.BlobStore
 }
 
-// Verified describes the signature that verified an image.
+// Verified describes the signatures that verified an image.
 type Verified struct {
-	// Layer is the signature layer's payload digest.
+	// Layer is the first verified classic signature layer's payload
+	// digest (empty when only bundles verified).
 	Layer digest.Digest
-	// Payload is the signed payload.
+	// Payload is that layer's signed payload.
 	Payload SimpleSigning
+	// Signatures lists every signature that verified (Verifier.VerifyImage
+	// only).
+	Signatures []Signature
 }
 
 // VerifyImage checks the cosign signatures of manifest d stored in repo
@@ -128,46 +132,66 @@ func VerifyImage(ctx context.Context, repo Repository, d digest.Digest, k *Publi
 // verifyLayer checks one signature layer: signature first, then the claim,
 // in cosign's order.
 func verifyLayer(ctx context.Context, repo Repository, layer ocispec.Descriptor, d digest.Digest, k *PublicKey) (*Verified, error) {
-	if layer.MediaType != MediaTypeSimpleSigning {
-		return nil, invalidf("media type %s is not %s", layer.MediaType, MediaTypeSimpleSigning)
-	}
-	b64, ok := layer.Annotations[AnnotationSignature]
-	if !ok {
-		return nil, invalidf("no %s annotation", AnnotationSignature)
-	}
-	sig, err := base64.StdEncoding.DecodeString(b64)
+	payload, sig, err := readLayer(ctx, repo, layer)
 	if err != nil {
-		return nil, invalidf("%s is not base64: %v", AnnotationSignature, err)
-	}
-	if layer.Size > maxPayload {
-		return nil, invalidf("payload %s is %d bytes", layer.Digest, layer.Size)
-	}
-	rc, err := repo.Blobs().Fetch(ctx, layer)
-	if errors.Is(err, errdef.ErrNotFound) {
-		return nil, invalidf("payload blob %s is missing", layer.Digest)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("fetching signature payload %s: %w", layer.Digest, err)
-	}
-	payload, err := readAllVerified(rc, layer, maxPayload)
-	rc.Close()
-	if err != nil {
-		return nil, invalidf("payload blob %s: %v", layer.Digest, err)
+		return nil, err
 	}
 	if err := k.Verify(payload, sig); err != nil {
 		return nil, err
 	}
+	ss, err := checkClaim(payload, d)
+	if err != nil {
+		return nil, err
+	}
+	return &Verified{Layer: layer.Digest, Payload: ss}, nil
+}
+
+// readLayer returns a classic signature layer's payload blob and its
+// signature annotation, decoded.
+func readLayer(ctx context.Context, repo Repository, layer ocispec.Descriptor) (payload, sig []byte, err error) {
+	if layer.MediaType != MediaTypeSimpleSigning {
+		return nil, nil, invalidf("media type %s is not %s", layer.MediaType, MediaTypeSimpleSigning)
+	}
+	b64, ok := layer.Annotations[AnnotationSignature]
+	if !ok {
+		return nil, nil, invalidf("no %s annotation", AnnotationSignature)
+	}
+	sig, err = base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return nil, nil, invalidf("%s is not base64: %v", AnnotationSignature, err)
+	}
+	if layer.Size > maxPayload {
+		return nil, nil, invalidf("payload %s is %d bytes", layer.Digest, layer.Size)
+	}
+	rc, err := repo.Blobs().Fetch(ctx, layer)
+	if errors.Is(err, errdef.ErrNotFound) {
+		return nil, nil, invalidf("payload blob %s is missing", layer.Digest)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("fetching signature payload %s: %w", layer.Digest, err)
+	}
+	payload, err = readAllVerified(rc, layer, maxPayload)
+	rc.Close()
+	if err != nil {
+		return nil, nil, invalidf("payload blob %s: %v", layer.Digest, err)
+	}
+	return payload, sig, nil
+}
+
+// checkClaim reads a verified simple-signing payload and checks that it
+// signs d.
+func checkClaim(payload []byte, d digest.Digest) (SimpleSigning, error) {
 	var ss SimpleSigning
 	if err := json.Unmarshal(payload, &ss); err != nil {
-		return nil, invalidf("payload is not simple-signing JSON: %v", err)
+		return ss, invalidf("payload is not simple-signing JSON: %v", err)
 	}
 	if got := ss.Critical.Image.DockerManifestDigest; got != d.String() {
 		if got == "" {
 			got = "no digest"
 		}
-		return nil, invalidf("it signs %s (docker-reference %s), not %s", got, ss.Critical.Identity.DockerReference, d)
+		return ss, invalidf("it signs %s (docker-reference %s), not %s", got, ss.Critical.Identity.DockerReference, d)
 	}
-	return &Verified{Layer: layer.Digest, Payload: ss}, nil
+	return ss, nil
 }
 
 // readAllVerified reads rc whole, checking desc's size and digest.

@@ -1,36 +1,45 @@
-// Package signature verifies cosign signatures with the Go standard library
-// alone: blob signatures as `cosign sign-blob` writes them (a lock's
-// LOCK.sig), and container image signatures as `cosign sign` stores them
-// beside an image, in a manifest tagged sha256-HEX.sig. ferry verifies; it
-// never signs.
+// Package signature verifies cosign and Sigstore signatures through
+// Sigstore's own Go libraries (github.com/sigstore/sigstore pkg/signature
+// for key verifiers, github.com/sigstore/sigstore-go for bundles, trusted
+// roots and certificate identities): blob signatures as `cosign sign-blob`
+// writes them (a lock's LOCK.sig); container image signatures as `cosign
+// sign` stores them beside an image, in a manifest tagged sha256-HEX.sig
+// (cosign v2's default); and Sigstore bundles attached to the image as OCI
+// referrers (cosign v3's default), or under the referrers tag fallback
+// sha256-HEX. Key-pair signatures and keyless ones (a Fulcio certificate
+// with a transparency-log proof, checked offline against a trusted root and
+// an identity policy) are both verified; see Verifier.
 //
 // Keys are cosign's public keys (cosign.pub): PEM "PUBLIC KEY" (PKIX), or
 // "RSA PUBLIC KEY" (PKCS #1), as sigstore's cryptoutils reads them. A
-// signature verifies as sigstore's verifiers do with cosign's default
-// SHA-256: ECDSA over the message's SHA-256 (ASN.1 DER; P-384 and P-521 keys
-// also over SHA-384 and SHA-512, which newer cosign picks for them), RSA
-// PKCS #1 v1.5 or PSS over SHA-256, and Ed25519 over the message itself or,
-// as cosign signs when it uploads to a transparency log, Ed25519ph over its
-// SHA-512.
+// signature verifies as one of sigstore's verifiers for the key accepts it:
+// ECDSA over the message's SHA-256 (P-384 and P-521 keys also over SHA-384
+// and SHA-512, which newer cosign picks for them), RSA PKCS #1 v1.5 or PSS
+// over SHA-256, and Ed25519 or, as cosign signs when it uploads to a
+// transparency log, Ed25519ph.
 package signature
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/sha256"
-	"crypto/sha512"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/ferryhq/ferry/exitcode"
+	sigsig "github.com/sigstore/sigstore/pkg/signature"
 )
 
 // Errors a check reports: the signature and what it should sign disagree.
@@ -72,13 +81,27 @@ func missingf(format string, args ...any) error {
 // PublicKey is a cosign verification key.
 type PublicKey struct {
 	key crypto.PublicKey
+	// verifiers are sigstore's verifiers for the key, one per signature
+	// scheme cosign may have signed with; a signature any of them accepts
+	// verifies.
+	verifiers []sigsig.Verifier
 	// Source names where the key came from, for messages.
 	Source string
 }
 
+// kmsRef matches the key references cosign resolves through a KMS
+// (sigstore pkg/signature/kms: awskms://, gcpkms://, azurekms://,
+// hashivault://) or a hardware token (pkcs11:), and k8s:// secrets.
+var kmsRef = regexp.MustCompile(`^(awskms|gcpkms|azurekms|hashivault|k8s)://|^pkcs11:`)
+
 // LoadPublicKey reads a cosign public key file (cosign.pub). A missing,
-// unreadable or malformed file is bad input (exit code 2).
+// unreadable or malformed file is bad input (exit code 2), and so is a KMS
+// key reference: reading its public key needs the KMS, which an offline
+// check cannot reach; export it once with `cosign public-key --key REF`.
 func LoadPublicKey(path string) (*PublicKey, error) {
+	if kmsRef.MatchString(path) {
+		return nil, exitcode.BadInput("%s is a KMS key reference: ferry verifies offline; export the public key with `cosign public-key --key %s > cosign.pub` and pass the file", path, path)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, exitcode.BadInput("reading public key: %w", err)
@@ -116,11 +139,104 @@ func ParsePublicKey(pemBytes []byte) (*PublicKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing public key: %w", err)
 	}
-	switch pub.(type) {
-	case *ecdsa.PublicKey, *rsa.PublicKey, ed25519.PublicKey:
-		return &PublicKey{key: pub}, nil
+	return NewPublicKey(pub)
+}
+
+// NewPublicKey wraps an ECDSA, RSA or Ed25519 public key.
+func NewPublicKey(pub crypto.PublicKey) (*PublicKey, error) {
+	vs, err := verifiersFor(pub)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("unsupported public key type %T: cosign keys are ECDSA, RSA or Ed25519", pub)
+	return &PublicKey{key: pub, verifiers: vs}, nil
+}
+
+// verifiersFor returns sigstore's verifiers for every scheme cosign signs
+// with a key of pub's kind (sigstore pkg/signature LoadDefaultVerifier
+// picks the first; cosign v2 signs ECDSA keys with SHA-256 whatever the
+// curve, cosign v3 with the curve's own hash).
+func verifiersFor(pub crypto.PublicKey) ([]sigsig.Verifier, error) {
+	var (
+		vs   []sigsig.Verifier
+		errs []error
+	)
+	add := func(v sigsig.Verifier, err error) {
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		vs = append(vs, v)
+	}
+	switch pub := pub.(type) {
+	case *ecdsa.PublicKey:
+		for _, h := range ecdsaHashes(pub.Curve) {
+			add(sigsig.LoadECDSAVerifier(pub, h))
+		}
+	case *rsa.PublicKey:
+		add(sigsig.LoadRSAPKCS1v15Verifier(pub, crypto.SHA256))
+		add(sigsig.LoadRSAPSSVerifier(pub, crypto.SHA256, &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthAuto}))
+	case ed25519.PublicKey:
+		add(sigsig.LoadED25519Verifier(pub))
+		add(sigsig.LoadED25519phVerifier(pub))
+	default:
+		return nil, fmt.Errorf("unsupported public key type %T: cosign keys are ECDSA, RSA or Ed25519", pub)
+	}
+	if len(vs) == 0 {
+		return nil, fmt.Errorf("loading the key: %w", errors.Join(errs...))
+	}
+	return vs, nil
+}
+
+// Fingerprint is the hex SHA-256 of the key's PKIX DER encoding, which is
+// also how Sigstore bundles name a key (the public key hint).
+func (k *PublicKey) Fingerprint() string {
+	der, err := x509.MarshalPKIXPublicKey(k.key)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(der)
+	return hex.EncodeToString(sum[:])
+}
+
+// CryptoPublicKey returns the key itself.
+func (k *PublicKey) CryptoPublicKey() crypto.PublicKey { return k.key }
+
+// SigstoreVerifier returns the key as one sigstore signature.Verifier that
+// accepts a signature any of the key's schemes verifies; sigstore-go uses it
+// to check bundles signed with the key.
+func (k *PublicKey) SigstoreVerifier() sigsig.Verifier { return anyVerifier{k} }
+
+// anyVerifier is a sigstore signature.Verifier over all of a key's schemes.
+type anyVerifier struct{ k *PublicKey }
+
+func (a anyVerifier) PublicKey(...sigsig.PublicKeyOption) (crypto.PublicKey, error) {
+	return a.k.key, nil
+}
+
+func (a anyVerifier) VerifySignature(sig, message io.Reader, opts ...sigsig.VerifyOption) error {
+	s, err := io.ReadAll(sig)
+	if err != nil {
+		return err
+	}
+	var m []byte
+	if message != nil {
+		if m, err = io.ReadAll(message); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	for _, v := range a.k.verifiers {
+		var mr io.Reader
+		if message != nil {
+			mr = bytes.NewReader(m)
+		}
+		err := v.VerifySignature(bytes.NewReader(s), mr, opts...)
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // Algorithm describes the key, for messages: "ECDSA P-256", "RSA 3072",
@@ -137,34 +253,18 @@ func (k *PublicKey) Algorithm() string {
 	return fmt.Sprintf("%T", k.key)
 }
 
-// Verify checks the raw signature sig over message. A signature that does
-// not verify is ErrInvalid.
+// Verify checks the raw signature sig over message with sigstore's
+// verifiers for the key. A signature that does not verify is ErrInvalid.
 func (k *PublicKey) Verify(message, sig []byte) error {
 	if len(sig) == 0 {
 		return invalidf("the signature is empty")
 	}
-	ok := false
-	switch pub := k.key.(type) {
-	case *ecdsa.PublicKey:
-		for _, h := range ecdsaHashes(pub.Curve) {
-			if ecdsa.VerifyASN1(pub, digestOf(h, message), sig) {
-				ok = true
-				break
-			}
+	for _, v := range k.verifiers {
+		if v.VerifySignature(bytes.NewReader(sig), bytes.NewReader(message)) == nil {
+			return nil
 		}
-	case *rsa.PublicKey:
-		sum := sha256.Sum256(message)
-		ok = rsa.VerifyPKCS1v15(pub, crypto.SHA256, sum[:], sig) == nil ||
-			rsa.VerifyPSS(pub, crypto.SHA256, sum[:], sig, &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthAuto}) == nil
-	case ed25519.PublicKey:
-		sum := sha512.Sum512(message)
-		ok = ed25519.Verify(pub, message, sig) ||
-			ed25519.VerifyWithOptions(pub, sum[:], sig, &ed25519.Options{Hash: crypto.SHA512}) == nil
 	}
-	if !ok {
-		return invalidf("signature does not verify with the %s key %s", k.Algorithm(), k.name())
-	}
-	return nil
+	return invalidf("signature does not verify with the %s key %s", k.Algorithm(), k.name())
 }
 
 func (k *PublicKey) name() string {
@@ -185,19 +285,6 @@ func ecdsaHashes(c elliptic.Curve) []crypto.Hash {
 		return []crypto.Hash{crypto.SHA256, crypto.SHA512}
 	}
 	return []crypto.Hash{crypto.SHA256}
-}
-
-func digestOf(h crypto.Hash, message []byte) []byte {
-	switch h {
-	case crypto.SHA384:
-		s := sha512.Sum384(message)
-		return s[:]
-	case crypto.SHA512:
-		s := sha512.Sum512(message)
-		return s[:]
-	}
-	s := sha256.Sum256(message)
-	return s[:]
 }
 
 // DecodeBlobSignature reads the content of a signature file as `cosign

@@ -202,3 +202,16 @@ func TestVerifyFile(t *testing.T) {
 		t.Errorf("missing file: %v, want a plain I/O error", err)
 	}
 }
+
+// TestLoadPublicKeyKMSReference: a KMS key reference cannot be resolved
+// offline; it is bad input naming how to export the key, not a file error.
+func TestLoadPublicKeyKMSReference(t *testing.T) {
+	for _, ref := range []string{"awskms:///arn:aws:kms:us-east-1:1:key/k", "gcpkms://projects/p/locations/l/keyRings/r/cryptoKeys/k", "azurekms://v.vault.azure.net/k", "hashivault://k", "k8s://ns/secret", "pkcs11:token=t"} {
+		t.Run(ref, func(t *testing.T) {
+			_, err := signature.LoadPublicKey(ref)
+			if err == nil || exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "cosign public-key --key") {
+				t.Fatalf("LoadPublicKey(%q) = %v, want bad input naming cosign public-key", ref, err)
+			}
+		})
+	}
+}

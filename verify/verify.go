@@ -25,6 +25,7 @@ import (
 	"github.com/ferryhq/ferry/manifest"
 	"github.com/ferryhq/ferry/relocate"
 	"github.com/ferryhq/ferry/signature"
+	"github.com/ferryhq/ferry/trust"
 )
 
 // Repositories opens registry repositories; *client.Client implements it.
@@ -57,6 +58,12 @@ type Options struct {
 	// and those bytes to be the lock being verified.
 	LockKey  *signature.PublicKey
 	LockFile string
+	// Trust is the signature policy: every signature, attestation and SBOM
+	// a package records must be in the mirror with its recorded digest,
+	// and a package the policy covers must carry a signature that verifies
+	// there (see trust.CheckMirror). Recorded artifacts are checked even
+	// when it is nil.
+	Trust *trust.Policy
 }
 
 // Problem kinds.
@@ -241,6 +248,14 @@ func (c *checker) checkPackage(ctx context.Context, p *lock.Package) error {
 		case desc.Digest != root.Digest:
 			c.problem(ref, ProblemTag, "tag %s points at %s, the lock has %s", p.Version, desc.Digest, root.Digest)
 		}
+	}
+	findings, verified, err := trust.CheckMirror(ctx, repo, repoName, p, c.opts.Trust)
+	if err != nil {
+		return err
+	}
+	c.signatures += verified
+	for _, f := range findings {
+		c.problem(f.Ref, ProblemSignature, "%s", f.Detail)
 	}
 	if c.opts.Key != nil {
 		return c.checkSignature(ctx, repo, repoName, root.Digest)

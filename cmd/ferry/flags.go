@@ -46,6 +46,10 @@ type globalFlags struct {
 	retryMaxTime   time.Duration
 	connectTimeout time.Duration
 	readTimeout    time.Duration
+	// verifyKeys (--verify-key) and trustedRoot (--trusted-root) add to
+	// ferry.yaml's trust policy (package trust).
+	verifyKeys  []string
+	trustedRoot string
 }
 
 // settings returns the format sections the flags set, merged over what an
@@ -105,6 +109,8 @@ func (g *globalFlags) register(c *cobra.Command) {
 	f.DurationVar(&g.retryMaxTime, "retry-max-time", 2*time.Minute, "stop retrying one request or blob copy this long after its first try")
 	f.DurationVar(&g.connectTimeout, "connect-timeout", client.DefaultConnectTimeout, "limit for opening a connection to a registry, and for its TLS handshake")
 	f.DurationVar(&g.readTimeout, "read-timeout", client.DefaultReadTimeout, "limit for waiting for a registry's response headers, and for any byte of a response body (a stalled blob download is resumed)")
+	f.StringArrayVar(&g.verifyKeys, "verify-key", nil, "cosign public key (repeatable): lock and mirror require every package to be signed with one of them, unless a ferry.yaml trust rule covers it")
+	f.StringVar(&g.trustedRoot, "trusted-root", "", "Sigstore trusted_root.json for keyless trust rules (default: ferry.yaml trust.trustedRoot)")
 	f.BoolVar(&g.bundleMixins, "bundle-mixins", false, "lock the Porter mixins every resolved bundle records, not only those ferry.yaml names (ferry.yaml: bundleMixins: true)")
 }
 

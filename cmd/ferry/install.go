@@ -15,6 +15,7 @@ import (
 
 func newInstallCmd(g *globalFlags) *cobra.Command {
 	var lockPath, mirror, dest, porterHome, lockKeyPath string
+	var requireSigned bool
 	c := &cobra.Command{
 		Use:   "install --dest DIR [--porter-home DIR] [--lock F] [--mirror HOST[/PREFIX]] [--lock-key cosign.pub]",
 		Short: "Materialise the locked closure from the mirror",
@@ -50,7 +51,7 @@ is 3.`,
 			if err != nil {
 				return err
 			}
-			l, err := lock.Read(lockPath)
+			l, sidecar, stale, err := lock.ReadWithMirrors(lockPath)
 			if err != nil {
 				// A lock tampered until it no longer parses is still
 				// first of all a bad signature.
@@ -64,25 +65,36 @@ is 3.`,
 				return err
 			}
 			defer env.Close()
-			opts := install.Options{Registry: env.Client, Dest: dest, Concurrency: g.jobs, LockKey: lockKey, LockFile: lockPath, Retry: env.Client.RetryPolicy()}
-			if opts.Mirror, err = mirrorFlag(mirror); err != nil {
+			opts := install.Options{Registry: env.Client, Dest: dest, Concurrency: g.jobs, LockKey: lockKey, LockFile: lockPath, Retry: env.Client.RetryPolicy(), RequireSignedLock: requireSigned}
+			// A signed lock's mirror locations are in LOCK.mirror.yaml.
+			if opts.Mirror, err = mirrorFlag(lockMirrorFlag(mirror, sidecar, stale)); err != nil {
 				return err
 			}
 			// The lock's input file, when it is here, sets up what
 			// formats write (Crossplane pull secrets).
-			ms, _, err := g.lockInputs(env, l, lockPath)
+			ms, inputs, err := g.lockInputs(env, l, lockPath)
 			if err != nil {
 				return err
 			}
 			if opts.Writers, err = env.Writers(ms); err != nil {
 				return err
 			}
+			if ms != nil && ms.Lock.RequireSigned {
+				opts.RequireSignedLock = true
+			}
 			// Before PORTER_HOME is staged: nothing is read or written
 			// for a lock whose signature fails.
 			if err := install.CheckLockSignature(l, opts); err != nil {
 				return err
 			}
-			opts.LockKey = nil // checked once, here
+			opts.LockKey, opts.RequireSignedLock = nil, false // checked once, here
+			pol, err := g.trustPolicy(ms, inputs)
+			if err != nil {
+				return err
+			}
+			if err := env.CheckMirrorTrust(cmd.Context(), pol, l, opts.Mirror); err != nil {
+				return err
+			}
 			var ph *mixin.PorterHome
 			if porterHome != "" {
 				if ph, err = mixin.StagePorterHome(cmd.Context(), env.Client, l, opts.Mirror, porterHome, runtime.GOOS, runtime.GOARCH); err != nil {
@@ -119,6 +131,7 @@ is 3.`,
 	c.Flags().StringVar(&mirror, "mirror", "", "read from this mirror HOST[/PREFIX] instead of the one in the lock")
 	c.Flags().StringVar(&dest, "dest", "", "install directory (required unless --porter-home is given); a symbolic link is followed: the directory it points to is replaced, the link is kept")
 	c.Flags().StringVar(&lockKeyPath, "lock-key", "", "cosign public key (cosign.pub): refuse to install unless the lock's signature LOCK.sig (cosign sign-blob) verifies with it")
+	c.Flags().BoolVar(&requireSigned, "require-signed-lock", false, "refuse a lock without a valid signature LOCK.sig: needs --lock-key (ferry.yaml: lock.requireSigned: true)")
 	c.Flags().StringVar(&porterHome, "porter-home", "", "also install the locked Porter mixins into this PORTER_HOME (mixins/NAME/... and mixins/SOURCE/NAME/VERSION/...), from the mirror alone")
 	return c
 }

@@ -16,13 +16,15 @@ import (
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/ociref"
+	"github.com/ferryhq/ferry/relocate"
+	"github.com/ferryhq/ferry/signature"
 	"github.com/ferryhq/ferry/sizecap"
 )
 
 var ferryUpdateNone = ferry.Update{}
 
 func newLockCmd(g *globalFlags) *cobra.Command {
-	var lockPath, version string
+	var lockPath, version, signKeyPath string
 	var update []string
 	var porterLock bool
 	c := &cobra.Command{
@@ -36,7 +38,15 @@ path element). A second run with nothing changed leaves the file
 byte-identical. With a porter.yaml as ROOT, --porter-lock also writes
 Porter's porter.lock.yaml beside it: the mixins the porter.yaml declares,
 with their source, url, version and binary digests (Porter's "Mixin
-Versioning" proposal).`,
+Versioning" proposal).
+
+Every package is checked against the trust policy (ferry.yaml trust:, a
+list of rules {match: PREFIX, keys: [cosign.pub], keyless: [{issuer,
+subject|subjectRegexp}], required: true}, or {trustedRoot: FILE, rules:
+[...]}; --verify-key K is one required rule for every source no rule
+matches) before the lock is written: any failure is listed with its rule
+and exits 3. The lock records each package's cosign signatures,
+attestations and SBOMs and OCI referrers, with the rule that verified each.`,
 		Example: `  ferry lock                          # ferry.yaml -> ferry.lock
   ferry lock ghcr.io/acme/app:v1.2.0 --lock app.lock
   ferry lock --update                 # move every package to its newest allowed version
@@ -55,7 +65,15 @@ Versioning" proposal).`,
 			if porterLock && (input == "" || !isPorterYAML(input)) {
 				return exitcode.BadInput("--porter-lock needs a porter.yaml as ROOT")
 			}
+			pol, err := g.trustPolicy(ms, input)
+			if err != nil {
+				return err
+			}
 			prev, err := readLockIfExists(lockPath)
+			if err != nil {
+				return err
+			}
+			signKey, err := loadSignKey(signKeyPath)
 			if err != nil {
 				return err
 			}
@@ -70,6 +88,9 @@ Versioning" proposal).`,
 			}
 			warn(graph.Warnings)
 			ferry.RecordInput(l, input, lockPath)
+			if err := env.CheckTrust(cmd.Context(), pol, l, false); err != nil { // before the lock is written
+				return err
+			}
 			mixins, err := mixin.FromLock(l)
 			if err != nil {
 				return err
@@ -84,8 +105,8 @@ Versioning" proposal).`,
 					return err
 				}
 			}
-			if err := l.Write(lockPath); err != nil {
-				return fmt.Errorf("writing %s: %w", lockPath, err)
+			if _, err := writeLock(g, l, lockPath, signKey); err != nil {
+				return err
 			}
 			if porterLock {
 				if err := mixin.WritePorterLock(filepath.Join(filepath.Dir(input), mixin.PorterLockFile), porterMixins); err != nil {
@@ -103,6 +124,7 @@ Versioning" proposal).`,
 	c.Flags().StringVar(&version, "version", "", "semver constraint for ROOT references without a tag")
 	c.Flags().StringSliceVar(&update, "update", nil, "re-resolve locked versions: all, or the named packages (--update=NAME,...)")
 	c.Flags().Lookup("update").NoOptDefVal = "*"
+	c.Flags().StringVar(&signKeyPath, "sign-key", "", "cosign private key (cosign.key; password in $COSIGN_PASSWORD): also write LOCK.sig, the lock's signature as cosign sign-blob writes it")
 	c.Flags().BoolVar(&porterLock, "porter-lock", false, "with a porter.yaml ROOT, also write Porter's "+mixin.PorterLockFile+" beside it")
 	return c
 }
@@ -180,4 +202,151 @@ func readLockIfExists(path string) (*lock.Lock, error) {
 		return nil, exitcode.With(exitcode.Usage, err)
 	}
 	return l, nil
+}
+
+// loadSignKey reads the cosign private key a --sign-key flag names,
+// decrypted with $COSIGN_PASSWORD as cosign does; no flag gives nil. A
+// missing, malformed or undecryptable key exits 2.
+func loadSignKey(path string) (*signature.PrivateKey, error) {
+	if path == "" {
+		return nil, nil
+	}
+	return signature.LoadPrivateKey(path, []byte(os.Getenv(signature.PasswordEnv)))
+}
+
+// writeLock writes l to path and, with key, its cosign blob signature
+// path.sig, returning the signature. Without key, a signature beside a
+// lock that changes no longer signs it: that is warned about.
+func writeLock(g *globalFlags, l *lock.Lock, path string, key *signature.PrivateKey) ([]byte, error) {
+	_, oldSig, same, err := lock.SignedState(path, l)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Write(path); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", path, err)
+	}
+	if key == nil {
+		if oldSig != nil && !same {
+			warn([]string{fmt.Sprintf("%s changed: %s no longer signs it (sign again with --sign-key cosign.key)", path, path+signature.SigSuffix)})
+		}
+		return nil, nil
+	}
+	data, err := l.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	if err := signature.SignFile(key, path, data); err != nil {
+		return nil, err
+	}
+	sig, err := os.ReadFile(path + signature.SigSuffix)
+	if err != nil {
+		return nil, err
+	}
+	g.progress("signed %s into %s", path, path+signature.SigSuffix)
+	return sig, nil
+}
+
+// finishMirrorSigned ends a mirror run: keep, when set, is the signed
+// lock on disk, left as it is, the mirror locations going to its sidecar
+// LOCK.mirror.yaml (to: the mirror, empty for an archive, which records
+// none); otherwise the lock is written with its mirror locations (and
+// signed with key when set).
+func finishMirrorSigned(g *globalFlags, l *lock.Lock, lockPath string, rep *relocate.Report, key *signature.PrivateKey, keep *lock.Lock, to string) error {
+	if keep == nil {
+		if _, err := writeLock(g, l, lockPath, key); err != nil {
+			return err
+		}
+		if err := lock.RemoveMirrors(lockPath); err != nil {
+			return err
+		}
+		return reportMirror(g, rep, "lock "+lockPath)
+	}
+	if to == "" {
+		return reportMirror(g, rep, "signed lock "+lockPath+" unchanged")
+	}
+	m, err := lock.NewMirrors(keep, l, to)
+	if err != nil {
+		return err
+	}
+	if err := m.Write(lockPath); err != nil {
+		return fmt.Errorf("writing %s: %w", lock.MirrorsPath(lockPath), err)
+	}
+	return reportMirror(g, rep, "signed lock "+lockPath+" unchanged, mirror locations in "+lock.MirrorsPath(lockPath))
+}
+
+// reportMirror reports a mirror run; what says what was written.
+func reportMirror(g *globalFlags, rep *relocate.Report, what string) error {
+	warn(ignoredWarnings(rep))
+	if g.json() {
+		return writeJSON(os.Stdout, rep)
+	}
+	g.progress("mirrored %d packages to %s; %s updated", len(rep.Packages), rep.To, what)
+	return nil
+}
+
+// signedLockToMirror decides how mirroring l writes lockPath. When a
+// signature is beside the lock and l is exactly the lock, the lock is kept
+// as it is (keep, with its signature sig, which an archive carries); with
+// --sign-key (key) l is written and signed anew; a signed lock this run
+// would change is refused before anything is copied.
+func signedLockToMirror(lockPath string, l *lock.Lock, key *signature.PrivateKey) (keep *lock.Lock, sig []byte, err error) {
+	data, sig, same, err := lock.SignedState(lockPath, l)
+	if err != nil || sig == nil || key != nil {
+		return nil, nil, err
+	}
+	if !same {
+		return nil, nil, exitcode.BadInput("%s is signed (%s) and this run would change it: pass --sign-key cosign.key to sign the new lock", lockPath, lockPath+signature.SigSuffix)
+	}
+	if keep, err = lock.Parse(data); err != nil {
+		return nil, nil, err
+	}
+	return keep, sig, nil
+}
+
+// checkArchiveLock applies mirror --from-archive --lock-key before
+// anything is pushed: the archive's ferry.lock.sig must verify over its
+// ferry.lock's exact bytes (exit code 3 otherwise).
+func checkArchiveLock(archive string, key *signature.PublicKey, data, sig []byte) error {
+	if key == nil {
+		return nil
+	}
+	if sig == nil {
+		return exitcode.Mismatchf("refusing to import %s: it carries no %s (sign the lock with ferry lock --sign-key cosign.key before mirror --to-archive)", archive, relocate.ArchiveLockSigFile)
+	}
+	if err := key.Verify(data, signature.DecodeBlobSignature(sig)); err != nil {
+		return exitcode.Mismatchf("refusing to import %s: its %s does not sign its %s: %w", archive, relocate.ArchiveLockSigFile, relocate.ArchiveLockFile, err)
+	}
+	return nil
+}
+
+// finishSignedImport writes the lock of a signed archive: its ferry.lock
+// bytes and ferry.lock.sig as they are, and the mirror locations l holds
+// in LOCK.mirror.yaml beside them.
+func finishSignedImport(g *globalFlags, l *lock.Lock, lockPath string, data, sig []byte, to string, rep *relocate.Report) error {
+	signed, err := lock.Parse(data)
+	if err != nil {
+		return err
+	}
+	m, err := lock.NewMirrors(signed, l, to)
+	if err != nil {
+		return err
+	}
+	if err := lock.WriteSigned(lockPath, data, sig, m); err != nil {
+		return err
+	}
+	return reportMirror(g, rep, "signed lock "+lockPath+" and "+lockPath+signature.SigSuffix+" as carried, mirror locations in "+lock.MirrorsPath(lockPath))
+}
+
+// lockMirrorFlag returns the mirror verify and install read from: --mirror
+// when given, else the one the lock's sidecar LOCK.mirror.yaml records
+// (a signed lock's mirror locations), else none (the lock's own). A stale
+// sidecar is warned about and ignored.
+func lockMirrorFlag(mirror string, sidecar *lock.Mirrors, stale error) string {
+	if stale != nil {
+		warn([]string{stale.Error() + ": ignored"})
+	}
+	if mirror == "" && sidecar != nil {
+		return sidecar.To
+	}
+	return mirror
 }

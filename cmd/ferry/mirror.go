@@ -16,16 +16,23 @@ import (
 )
 
 func newMirrorCmd(g *globalFlags) *cobra.Command {
-	var lockPath, to, version, toArchive, fromArchive string
+	var lockPath, to, version, toArchive, fromArchive, from string
+	var signKeyPath, lockKeyPath string
 	c := &cobra.Command{
-		Use:   "mirror [ROOT...|--lock F] --to HOST[/PREFIX] | --to-archive FILE.tar",
+		Use:   "mirror [ROOT...|--lock F] [--from HOST[/PREFIX]] --to HOST[/PREFIX] | --to-archive FILE.tar",
 		Short: "Copy the locked closure into a mirror registry",
 		Long: `Mirror copies every package of the closure into HOST/PREFIX with oras-go:
 SRCHOST/PATH lands in HOST/PREFIX/PATH with its digest unchanged, its tag,
-and its cosign signatures. Content the mirror has is skipped, blobs already
+and the cosign signatures and OCI referrers of every manifest of its graph
+(exactly those the lock names, when it records them; what it does not
+name is left behind with a warning). Content the mirror has is skipped, blobs already
 pushed to another repository of the mirror are mounted, and a re-run after
 an interruption copies only what is missing. Mirror locations are written
-into the lock.
+into the lock; a signed lock (LOCK.sig beside it, or carried by the
+archive) is left as it is, and they go to LOCK.mirror.yaml beside it,
+which verify and install read. --sign-key cosign.key signs the lock
+written. --from-archive --lock-key cosign.pub refuses, before pushing
+anything, an archive whose ferry.lock.sig is missing or does not verify.
 
 With ROOTs (or a ferry.yaml and no --lock), the closure is resolved and
 locked first, keeping versions already in the lock.
@@ -35,21 +42,51 @@ into one tar (an OCI image layout with ferry.lock inside); on the other
 side, --from-archive FILE.tar --to HOST[/PREFIX] pushes it into the
 private registry and writes the lock with its mirror locations.
 
+Mirror to mirror: --lock F --from HOST[/PREFIX] --to NEW reads every
+package from HOST/PREFIX/PATH instead of its source and every mixin from
+HOST/PREFIX/porter-mixins/NAME instead of the feed; without --from, the
+packages of a source registry that cannot be reached, and the mixins when
+the feed cannot be reached, are read from the mirror the lock records
+(with a warning). Everything is copied by the locked digest and checked
+as from the source: this is how content moves from one mirror to the next
+inside an air gap.
+
 A failed push is retried with its content read again; a package that
 still fails does not stop the others, and every failure is reported at
 the end (exit 1). --to-archive builds the archive in .FILE.tar.ferry-stage-KEY
 beside it (KEY: from the lock's digest), kept after a failure or a kill:
-the next run with the same lock resumes it. ferry gc removes what is left.`,
+the next run with the same lock resumes it. ferry gc removes what is left.
+
+Before anything is copied, the packages are checked against the trust
+policy (ferry.yaml trust:, --verify-key, see ferry lock --help) and the
+signatures the lock records must be at the source with those digests; any
+failure is listed with its rule and exits 3, with nothing copied.`,
 		Example: `  ferry mirror --to registry.internal/mirror            # ferry.yaml + ferry.lock
   ferry mirror --lock ferry.lock --to 127.0.0.1:5000/mirror -j 16
   ferry mirror ghcr.io/acme/app:v1.2.0 --to registry.internal/mirror
   ferry mirror --to-archive closure.tar                  # connected side
-  ferry mirror --from-archive closure.tar --to registry.airgap/mirror`,
+  ferry mirror --from-archive closure.tar --to registry.airgap/mirror
+  ferry mirror --lock ferry.lock --from registry.dmz/mirror --to registry.prod/mirror`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := g.checkOutput("text", "json"); err != nil {
 				return err
 			}
 			if err := checkMirrorFlags(args, to, toArchive, fromArchive); err != nil {
+				return err
+			}
+			fromMap, err := mirrorFlag(from)
+			if err != nil {
+				return err
+			}
+			if fromMap != nil && (toArchive != "" || fromArchive != "" || len(args) > 0) {
+				return exitcode.BadInput("--from copies a lock's closure from one mirror registry to another: give --lock F --to HOST[/PREFIX], no ROOTs, no archive")
+			}
+			signKey, err := loadSignKey(signKeyPath)
+			if err != nil {
+				return err
+			}
+			lockKey, err := loadKey(lockKeyPath)
+			if err != nil {
 				return err
 			}
 			env, err := g.env()
@@ -62,10 +99,20 @@ the next run with the same lock resumes it. ferry gc removes what is left.`,
 			}
 			if fromArchive != "" {
 				mapping, _ := relocate.ParseMapping(to)
-				l, rep, err := relocate.FromArchive(cmd.Context(), fromArchive, relocate.Options{
+				var signedData, signedSig []byte
+				check := func(l *lock.Lock, data, sig []byte) error { // before anything is pushed
+					if err := checkArchiveLock(fromArchive, lockKey, data, sig); err != nil {
+						return err
+					}
+					if sig != nil && signKey == nil {
+						signedData, signedSig = data, sig
+					}
+					return nil
+				}
+				l, rep, err := relocate.FromArchiveChecked(cmd.Context(), fromArchive, relocate.Options{
 					Source: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Formats: env.Formats,
 					Retry: env.Client.RetryPolicy(),
-				}, func(ctx context.Context, store *oci.ReadOnlyStore, l *lock.Lock) error {
+				}, check, func(ctx context.Context, store *oci.ReadOnlyStore, l *lock.Lock) error {
 					run := env.Run(ferryUpdateNone)
 					for _, x := range env.Extensions() {
 						moved, err := x.Import(ctx, run, store, l, mapping)
@@ -79,18 +126,54 @@ the next run with the same lock resumes it. ferry gc removes what is left.`,
 				if err != nil {
 					return err
 				}
-				return finishMirror(g, l, lockPath, rep)
+				if signedSig != nil {
+					return finishSignedImport(g, l, lockPath, signedData, signedSig, mapping.String(), rep)
+				}
+				return finishMirrorSigned(g, l, lockPath, rep, signKey, nil, "")
 			}
 			l, ms, err := lockToMirror(cmd, g, env, args, lockPath, version)
 			if err != nil {
 				return err
 			}
-			transfers, err := prepareExtensions(cmd.Context(), env, l) // fail closed before copying anything
+			// A signed lock is never rewritten in place (see lock/sidecar.go).
+			keep, lockSig, err := signedLockToMirror(lockPath, l, signKey)
 			if err != nil {
 				return err
 			}
+			pol, err := g.lockTrustPolicy(env, l, ms, lockPath)
+			if err != nil {
+				return err
+			}
+			var origin func(*lock.Package) string
+			if toArchive == "" {
+				if origin, err = mirrorOrigin(cmd.Context(), env, l, lockPath, fromMap); err != nil {
+					return err
+				}
+			}
+			if err := checkTrustAt(cmd.Context(), env, pol, l, origin); err != nil { // before anything is copied
+				return err
+			}
+			// Mixins come from the feed, or, from mirror to mirror, from
+			// the other mirror (promote).
+			var transfers []ferry.Transfer
+			promote := fromMap != nil && toArchive == ""
+			if !promote {
+				transfers, err = prepareExtensions(cmd.Context(), env, l) // fail closed before copying anything
+				if err != nil && toArchive == "" && unreachable(err) && mixinsMirrored(l) {
+					warn([]string{fmt.Sprintf("the mixin feed cannot be reached (%v): mixins are copied from the mirror ferry.lock records", err)})
+					promote, err = true, nil
+				}
+				if err != nil {
+					return err
+				}
+			}
 			if toArchive != "" {
-				rep, err := relocate.ToArchive(cmd.Context(), l, toArchive, relocate.Options{
+				if signKey != nil {
+					if lockSig, err = writeLock(g, l, lockPath, signKey); err != nil {
+						return err
+					}
+				}
+				rep, err := relocate.ToArchiveSigned(cmd.Context(), l, lockSig, toArchive, relocate.Options{
 					Source: env.Client, Concurrency: g.jobs, Progress: progress, Formats: env.Formats,
 					Retry: env.Client.RetryPolicy(),
 				}, func(ctx context.Context, store *oci.Store) error {
@@ -104,7 +187,7 @@ the next run with the same lock resumes it. ferry gc removes what is left.`,
 				if err != nil {
 					return err
 				}
-				return finishMirror(g, l, lockPath, rep)
+				return finishMirrorSigned(g, l, lockPath, rep, signKey, keep, "")
 			}
 			if to == "" && ms != nil {
 				to = ms.Mirror.To
@@ -115,10 +198,17 @@ the next run with the same lock resumes it. ferry gc removes what is left.`,
 			}
 			rep, err := relocate.Mirror(cmd.Context(), l, relocate.Options{
 				Source: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Formats: env.Formats,
-				Retry: env.Client.RetryPolicy(),
+				Retry: env.Client.RetryPolicy(), Origin: origin,
 			})
 			if err != nil {
 				return err
+			}
+			if promote {
+				moved, err := promoteMixins(cmd.Context(), env, l, fromMap, mapping)
+				progressMoved(g, moved)
+				if err != nil {
+					return err
+				}
 			}
 			for _, t := range transfers {
 				moved, err := t.Push(cmd.Context(), mapping)
@@ -127,7 +217,7 @@ the next run with the same lock resumes it. ferry gc removes what is left.`,
 					return err
 				}
 			}
-			return finishMirror(g, l, lockPath, rep)
+			return finishMirrorSigned(g, l, lockPath, rep, signKey, keep, mapping.String())
 		},
 	}
 	c.Flags().StringVar(&lockPath, "lock", lock.DefaultFile, "lock file to mirror and update")
@@ -135,6 +225,9 @@ the next run with the same lock resumes it. ferry gc removes what is left.`,
 	c.Flags().StringVar(&version, "version", "", "semver constraint for ROOT references without a tag")
 	c.Flags().StringVar(&toArchive, "to-archive", "", "write the closure, its mixins and the lock into this tar archive instead of a registry")
 	c.Flags().StringVar(&fromArchive, "from-archive", "", "copy an archive written by --to-archive into the registry named by --to")
+	c.Flags().StringVar(&signKeyPath, "sign-key", "", "cosign private key (cosign.key; password in $COSIGN_PASSWORD): sign the lock written into LOCK.sig, as cosign sign-blob does")
+	c.Flags().StringVar(&lockKeyPath, "lock-key", "", "with --from-archive: cosign public key (cosign.pub); refuse the archive before pushing anything unless its ferry.lock.sig verifies over its ferry.lock")
+	c.Flags().StringVar(&from, "from", "", "mirror to mirror: read the lock's packages and mixins from this mirror HOST[/PREFIX] instead of the sources and the feed")
 	return c
 }
 
@@ -232,4 +325,20 @@ func finishMirror(g *globalFlags, l *lock.Lock, lockPath string, rep *relocate.R
 	}
 	g.progress("mirrored %d packages to %s; lock %s updated", len(rep.Packages), rep.To, lockPath)
 	return nil
+}
+
+// ignoredWarnings words what a mirror run left behind because the lock
+// does not name it: signatures and referrers of a package's manifests,
+// and an archive's other repositories and tags.
+func ignoredWarnings(rep *relocate.Report) []string {
+	var out []string
+	for _, p := range rep.Packages {
+		for _, i := range p.Ignored {
+			out = append(out, fmt.Sprintf("not copied, the lock does not name it: %s", i))
+		}
+	}
+	for _, i := range rep.Ignored {
+		out = append(out, fmt.Sprintf("not imported, the lock does not name it: %s", i))
+	}
+	return out
 }

@@ -17,9 +17,9 @@ import (
 
 func newServeCmd(g *globalFlags) *cobra.Command {
 	opts := serve.Options{}
-	var addrFile string
+	var addrFile, lockFile string
 	c := &cobra.Command{
-		Use:   "serve --root DIR [--addr 127.0.0.1:5000] [--tls-cert F --tls-key F] [--htpasswd F] [--read-only]",
+		Use:   "serve --root DIR [--addr 127.0.0.1:5000] [--tls-cert F --tls-key F] [--htpasswd F] [--read-only] [--lock ferry.lock]",
 		Short: "Run the embedded OCI registry",
 		Long: `Serve runs a CNCF distribution registry with filesystem storage in DIR.
 crane, oras, docker and ferry push to it and pull from it. Port 0 picks a
@@ -27,6 +27,13 @@ free port; --addr-file writes the address actually used. It also answers
 Porter's mixin mirror protocol (/mixins/atom.xml) from the mixins that
 ferry mirror pushed, under any prefix, so that
 porter mixins install NAME --mirror http://ADDR works offline.
+
+Without --lock, the mixin endpoints serve every mixin version tagged in
+the registry, unchecked: whoever can push to it decides what porter
+installs. --lock ferry.lock serves only the mixin versions and binaries
+the lock holds, each only when its digest and size are the lock's; any
+other answers 404 saying why, and a line is logged. The OCI registry API
+(/v2/) is served as it is: its clients check digests themselves.
 
 --tls-cert and --tls-key serve HTTPS. --htpasswd FILE requires basic-auth
 credentials (bcrypt entries, as written by "htpasswd -B") for every
@@ -53,8 +60,19 @@ overwrite the mirror; --insecure starts it anyway.`,
 			if opts.Root == "" {
 				return exitcode.BadInput("--root is required")
 			}
-			if _, err := g.logger(); err != nil {
+			logger, err := g.logger()
+			if err != nil {
 				return err
+			}
+			var locked []mixin.Locked
+			if lockFile != "" {
+				l, err := lock.Read(lockFile)
+				if err != nil {
+					return err
+				}
+				if locked, err = mixin.FromLock(l); err != nil {
+					return err
+				}
 			}
 			if strings.EqualFold(g.logLevel, "debug") {
 				// The registry's own log lines; credentials are never logged.
@@ -75,7 +93,15 @@ overwrite the mirror; --insecure starts it anyway.`,
 			if err != nil {
 				return exitcode.With(exitcode.Usage, err)
 			}
-			if err := mixins.Bind(srv.Registry()); err != nil {
+			bind := func() error { return mixins.Bind(srv.Registry()) }
+			if lockFile != "" {
+				bind = func() error {
+					return mixins.BindLocked(srv.Registry(), locked, func(format string, args ...any) {
+						logger.Warn(fmt.Sprintf(format, args...))
+					})
+				}
+			}
+			if err := bind(); err != nil {
 				_ = srv.Close()
 				return err
 			}
@@ -85,7 +111,7 @@ overwrite the mirror; --insecure starts it anyway.`,
 					return err
 				}
 			}
-			g.progress("ferry serve: registry on %s, storage in %s%s", srv.URL(), opts.Root, serveMode(opts))
+			g.progress("ferry serve: registry on %s, storage in %s%s", srv.URL(), opts.Root, serveMode(opts, lockFile != ""))
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Wait() }()
 			select {
@@ -109,11 +135,12 @@ overwrite the mirror; --insecure starts it anyway.`,
 	f.BoolVar(&opts.AnonymousRead, "anonymous-read", false, "with --htpasswd, let reads through without credentials (writes still need them)")
 	f.BoolVar(&opts.Insecure, "insecure", false, "allow an address other than loopback with neither TLS nor --htpasswd")
 	f.StringVar(&addrFile, "addr-file", "", "write the listening address to this file")
+	f.StringVar(&lockFile, "lock", "", "serve only the mixin versions and binaries this lock holds, checked by digest")
 	return c
 }
 
 // serveMode describes the protections opts turns on, for the start-up line.
-func serveMode(opts serve.Options) string {
+func serveMode(opts serve.Options, locked bool) string {
 	var m []string
 	if opts.Htpasswd != "" {
 		if opts.AnonymousRead {
@@ -124,6 +151,9 @@ func serveMode(opts serve.Options) string {
 	}
 	if opts.ReadOnly {
 		m = append(m, "read-only")
+	}
+	if locked {
+		m = append(m, "mixins checked against the lock")
 	}
 	if opts.TLSCert == "" && opts.Htpasswd == "" && !client.IsLoopback(opts.Addr) {
 		m = append(m, "UNPROTECTED (--insecure)")

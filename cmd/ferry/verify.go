@@ -15,17 +15,24 @@ import (
 
 func newVerifyCmd(g *globalFlags) *cobra.Command {
 	var lockPath, mirror, keyPath, lockKeyPath string
-	var deep, reresolve bool
+	var deep, reresolve, reresolveSources bool
 	c := &cobra.Command{
-		Use:   "verify [--lock F] [--mirror HOST[/PREFIX]] [--deep] [--key cosign.pub] [--lock-key cosign.pub] [--resolve]",
+		Use:   "verify [--lock F] [--mirror HOST[/PREFIX]] [--deep] [--key cosign.pub] [--lock-key cosign.pub] [--resolve] [--resolve-sources]",
 		Short: "Check a lock against a mirror",
 		Long: `Verify checks that every locked manifest and every child descriptor is in
 the mirror with the locked digest and size, and that each locked tag points
 at the locked digest. --deep also downloads and re-hashes every blob. An
 input file (ferry.yaml, porter.yaml, crossplane.yaml) that changed since
-it was locked makes the lock stale. --resolve also resolves that input again against the
-source registries, keeping the locked versions, and reports a tag that
-moved or a closure that changed. --key cosign.pub requires every package's
+it was locked makes the lock stale. --resolve proves the mirror alone is
+enough: it resolves that input again with every repository read from the
+mirror (the --mirror mapping, else the lock's recorded mirror: fields),
+never from a source registry or the mixin feed, keeping the locked
+versions while they satisfy every constraint, and requires the same
+closure with the same digests and every locked tag in the mirror pointing
+at the locked digest. Mixins are not resolved again; their mirrored
+artifacts are checked as always. --resolve-sources resolves it again
+against the source registries (and the mixin feed) instead, and reports a
+tag that moved or a closure that changed there. --key cosign.pub requires every package's
 cosign signature in the mirror (the manifest tagged sha256-HEX.sig beside
 it, copied by ferry mirror) to name the locked digest and verify with the
 key. --lock-key cosign.pub requires the lock's own signature, LOCK.sig
@@ -33,7 +40,8 @@ beside it, as cosign sign-blob writes it. Every problem is listed; the exit
 code is 3 if there is any.`,
 		Example: `  ferry verify
   ferry verify --deep -o json
-  ferry verify --resolve           # the sources still agree with the lock
+  ferry verify --resolve           # the mirror alone resolves to the lock
+  ferry verify --resolve-sources   # the sources still agree with the lock
   ferry verify --key cosign.pub --lock-key cosign.pub
   ferry verify --lock ferry.lock --mirror registry.dr.acme.com/mirror`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -48,7 +56,7 @@ code is 3 if there is any.`,
 			if err != nil {
 				return err
 			}
-			l, err := lock.Read(lockPath)
+			l, sidecar, stale, err := lock.ReadWithMirrors(lockPath)
 			if err != nil {
 				// A lock tampered until it no longer parses is still
 				// first of all a bad signature.
@@ -63,7 +71,8 @@ code is 3 if there is any.`,
 			}
 			defer env.Close()
 			opts := verify.Options{Registry: env.Client, Deep: deep, Concurrency: g.jobs, Key: key, LockKey: lockKey, LockFile: lockPath}
-			if opts.Mirror, err = mirrorFlag(mirror); err != nil {
+			// A signed lock's mirror locations are in LOCK.mirror.yaml.
+			if opts.Mirror, err = mirrorFlag(lockMirrorFlag(mirror, sidecar, stale)); err != nil {
 				return err
 			}
 			ms, inputs, err := g.lockInputs(env, l, lockPath)
@@ -75,8 +84,15 @@ code is 3 if there is any.`,
 			if ms != nil {
 				opts.Inputs, opts.InputsFile = ms.Digest(), inputs
 			}
-			if reresolve && ms == nil {
-				return exitcode.BadInput("--resolve needs the inputs the lock was made from: %s", inputsWhy(inputs))
+			if opts.Trust, err = g.trustPolicy(ms, inputs); err != nil {
+				return err
+			}
+			if (reresolve || reresolveSources) && ms == nil {
+				flag := "--resolve"
+				if !reresolve {
+					flag = "--resolve-sources"
+				}
+				return exitcode.BadInput("%s needs the inputs the lock was made from: %s", flag, inputsWhy(inputs))
 			}
 			rep, err := verify.Verify(cmd.Context(), l, opts)
 			if err != nil {
@@ -89,6 +105,13 @@ code is 3 if there is any.`,
 				}
 			}
 			if reresolve {
+				problems, err := env.ReresolveMirror(cmd.Context(), ms, l, opts.Mirror)
+				if err != nil {
+					return err
+				}
+				rep.Problems = append(rep.Problems, problems...)
+			}
+			if reresolveSources {
 				problems, err := env.Reresolve(cmd.Context(), ms, l)
 				if err != nil {
 					return err
@@ -103,7 +126,8 @@ code is 3 if there is any.`,
 	c.Flags().BoolVar(&deep, "deep", false, "download and re-hash every blob")
 	c.Flags().StringVar(&keyPath, "key", "", "cosign public key (cosign.pub): every package must carry a cosign signature in the mirror that verifies with it")
 	c.Flags().StringVar(&lockKeyPath, "lock-key", "", "cosign public key (cosign.pub): the lock's signature LOCK.sig (cosign sign-blob) must verify with it")
-	c.Flags().BoolVar(&reresolve, "resolve", false, "also resolve ferry.yaml again at the sources, keeping locked versions, and report every difference")
+	c.Flags().BoolVar(&reresolve, "resolve", false, "also resolve ferry.yaml again from the mirror alone (no source, no feed), keeping locked versions, and report every difference")
+	c.Flags().BoolVar(&reresolveSources, "resolve-sources", false, "also resolve ferry.yaml again at the sources and the mixin feed, keeping locked versions, and report every difference")
 	return c
 }
 

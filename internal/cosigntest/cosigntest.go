@@ -1,0 +1,175 @@
+// Package cosigntest runs the real cosign CLIs in tests: cosign v2 and
+// cosign v3, built from their Go modules by scripts/tools.sh into bin/tools
+// (cosign-v2, cosign-v3) the first time a test needs them. A build that
+// fails fails the test with the build's output; nothing is skipped.
+package cosigntest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Versions scripts/tools.sh builds; Cosign checks `cosign version` against
+// them so a stale tool in bin/tools is not used by mistake.
+const (
+	V2Version = "v2.6.5"
+	V3Version = "v3.1.3"
+)
+
+// Password is the password GenerateKeyPair encrypts private keys with and
+// Sign passes in COSIGN_PASSWORD.
+const Password = "ferry-test"
+
+var (
+	mu     sync.Mutex
+	built  = map[string]string{}
+	failed = map[string]error{}
+)
+
+// V2 returns the path of cosign v2, building it if needed.
+func V2(t testing.TB) *Cosign { t.Helper(); return tool(t, "cosign-v2", V2Version) }
+
+// V3 returns the path of cosign v3, building it if needed.
+func V3(t testing.TB) *Cosign { t.Helper(); return tool(t, "cosign-v3", V3Version) }
+
+// Cosign is one cosign binary.
+type Cosign struct {
+	// Path is the binary.
+	Path string
+	// Version is its release, V2Version or V3Version.
+	Version string
+}
+
+func tool(t testing.TB, name, version string) *Cosign {
+	t.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	if p, ok := built[name]; ok {
+		return &Cosign{Path: p, Version: version}
+	}
+	if err, ok := failed[name]; ok {
+		t.Fatalf("cosigntest: %v", err)
+	}
+	p, err := build(name, version)
+	if err != nil {
+		failed[name] = err
+		t.Fatalf("cosigntest: %v", err)
+	}
+	built[name] = p
+	return &Cosign{Path: p, Version: version}
+}
+
+// build finds bin/tools/NAME at the module root, running scripts/tools.sh
+// NAME when it is missing, and checks its version.
+func build(name, version string) (string, error) {
+	rootDir, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(rootDir, "bin", "tools", name)
+	if _, err := os.Stat(p); err != nil {
+		cmd := exec.Command(filepath.Join(rootDir, "scripts", "tools.sh"), name)
+		cmd.Dir = rootDir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("building %s with scripts/tools.sh: %w\n%s", name, err, out)
+		}
+	}
+	out, err := exec.Command(p, "version").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s version: %w\n%s", p, err, out)
+	}
+	if !strings.Contains(string(out), version) {
+		return "", fmt.Errorf("%s is not cosign %s (remove it and rerun scripts/tools.sh):\n%s", p, version, out)
+	}
+	return p, nil
+}
+
+// moduleRoot is the directory of ferry's go.mod, above the test's working
+// directory.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.HasPrefix(data, []byte("module github.com/ferryhq/ferry\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no ferry go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Run runs cosign with args in dir, with a HOME, TUF root and docker config
+// of the test's own (so no credential or cache of the machine is used and
+// nothing outside the test's temporary directories is written), and
+// COSIGN_PASSWORD set to Password. A failure fails the test with cosign's
+// output; Run returns the standard output.
+func (c *Cosign) Run(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	out, err := c.TryRun(t, dir, args...)
+	if err != nil {
+		t.Fatalf("cosign %s %s: %v", c.Version, strings.Join(args, " "), err)
+	}
+	return out
+}
+
+// TryRun is Run returning the failure instead of failing the test.
+func (c *Cosign) TryRun(t testing.TB, dir string, args ...string) (string, error) {
+	t.Helper()
+	home := t.TempDir()
+	cmd := exec.Command(c.Path, args...)
+	cmd.Dir = dir
+	cmd.Env = []string{
+		"HOME=" + home,
+		"PATH=" + os.Getenv("PATH"),
+		"TUF_ROOT=" + filepath.Join(home, ".sigstore"),
+		"DOCKER_CONFIG=" + filepath.Join(home, ".docker"),
+		"COSIGN_PASSWORD=" + Password,
+		"COSIGN_YES=true",
+		"COSIGN_EXPERIMENTAL=0",
+		"SIGSTORE_NO_CACHE=true",
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%w\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+// GenerateKeyPair runs `cosign generate-key-pair` in a new directory and
+// returns the paths of cosign.key and cosign.pub.
+func (c *Cosign) GenerateKeyPair(t testing.TB) (key, pub string) {
+	t.Helper()
+	dir := t.TempDir()
+	c.Run(t, dir, "generate-key-pair")
+	return filepath.Join(dir, "cosign.key"), filepath.Join(dir, "cosign.pub")
+}
+
+// SignImage signs ref (HOST/REPO@sha256:...) on a loopback registry with
+// key, offline: no transparency-log upload, plain HTTP allowed. extra flags
+// are appended (cosign v3: --new-bundle-format=false for the classic
+// layout).
+func (c *Cosign) SignImage(t testing.TB, key, ref string, extra ...string) {
+	t.Helper()
+	args := []string{"sign", "--key", key, "--tlog-upload=false", "--allow-insecure-registry", "--allow-http-registry", "--yes"}
+	if strings.HasPrefix(c.Version, "v3") {
+		args = append(args, "--use-signing-config=false")
+	}
+	args = append(args, extra...)
+	args = append(args, ref)
+	c.Run(t, t.TempDir(), args...)
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# scripts/tools.sh: build the external tools ferry's tests run for real into
+# bin/tools, from the module proxy with `go install` (both are Go modules):
+#
+#   bin/tools/cosign-v2   github.com/sigstore/cosign/v2/cmd/cosign@COSIGN_V2
+#   bin/tools/cosign-v3   github.com/sigstore/cosign/v3/cmd/cosign@COSIGN_V3
+#
+# internal/cosigntest runs this script when a test needs a cosign that is not
+# built yet; a tool already in bin/tools is kept. Arguments name the tools to
+# build (cosign-v2, cosign-v3); none builds all. The versions here are the
+# ones internal/cosigntest expects (it checks `cosign version`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+COSIGN_V2=v2.6.5
+COSIGN_V3=v3.1.3
+
+tools="$PWD/bin/tools"
+mkdir -p "$tools"
+
+# install NAME MODULE/cmd/cosign VERSION: go install into a scratch GOBIN,
+# then rename, so a failed build never leaves a half-installed tool.
+install() {
+  local name=$1 pkg=$2 version=$3
+  if [ -x "$tools/$name" ]; then
+    return 0
+  fi
+  local tmp
+  tmp=$(mktemp -d "$tools/.build-$name.XXXXXX")
+  trap 'rm -rf "$tmp"' RETURN
+  echo "tools: go install $pkg@$version" >&2
+  local start=$SECONDS
+  GOBIN="$tmp" GOFLAGS=-buildvcs=false go install "$pkg@$version"
+  mv "$tmp/cosign" "$tools/$name"
+  echo "tools: $name built in $((SECONDS - start))s" >&2
+}
+
+want=("$@")
+[ ${#want[@]} -eq 0 ] && want=(cosign-v2 cosign-v3)
+for t in "${want[@]}"; do
+  case $t in
+  cosign-v2) install cosign-v2 github.com/sigstore/cosign/v2/cmd/cosign "$COSIGN_V2" ;;
+  cosign-v3) install cosign-v3 github.com/sigstore/cosign/v3/cmd/cosign "$COSIGN_V3" ;;
+  *)
+    echo "tools: unknown tool $t (want cosign-v2, cosign-v3)" >&2
+    exit 2
+    ;;
+  esac
+done

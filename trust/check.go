@@ -1,0 +1,368 @@
+package trust
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
+	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry/remote"
+
+	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/relocate"
+	"github.com/ferryhq/ferry/signature"
+)
+
+// Kinds of lock.Signature.
+const (
+	KindSig      = "sig"
+	KindAtt      = "att"
+	KindSBOM     = "sbom"
+	KindReferrer = "referrer"
+)
+
+// cosignKinds are cosign's tag suffixes, in the order they are recorded
+// (sigstore/cosign pkg/oci/remote: SignatureTagSuffix, AttestationTagSuffix,
+// SBOMTagSuffix).
+var cosignKinds = []string{KindSig, KindAtt, KindSBOM}
+
+// CosignTag returns the tag cosign stores kind ("sig", "att", "sbom") of
+// manifest d under: "sha256-HEX.KIND".
+func CosignTag(d digest.Digest, kind string) string {
+	return d.Algorithm().String() + "-" + d.Encoded() + "." + kind
+}
+
+// Repositories opens registry repositories; *client.Client implements it.
+type Repositories interface {
+	Repository(repo string) (*remote.Repository, error)
+}
+
+// Key is the key of a package in Check's records: "SOURCE@DIGEST".
+func Key(source, d string) string { return source + "@" + d }
+
+// Failure is one package that fails the policy.
+type Failure struct {
+	Source string
+	Digest string
+	// Rule is the name of the rule that applied (see Rule.Name).
+	Rule string
+	Err  error
+}
+
+func (f *Failure) Error() string {
+	return fmt.Sprintf("%s@%s: trust rule %q: %v", f.Source, f.Digest, f.Rule, f.Err)
+}
+
+// Unwrap returns why the package fails.
+func (f *Failure) Unwrap() error { return f.Err }
+
+// ErrKeylessUnavailable is no longer returned: keyless rules are checked
+// through signature.Verifier. It is kept for callers that compared with it.
+// verification is wired in.
+var ErrKeylessUnavailable = errors.New("keyless verification is not available yet: use keys")
+
+// Check looks up, at each package's source, the cosign signatures,
+// attestations and SBOMs of its root manifest (sha256-HEX.sig|.att|.sbom)
+// and its OCI referrers, and checks the signatures against the rule that
+// applies to the package. It returns, by Key, what the lock should record:
+// every artifact found, a signature with the name of the rule it verified
+// with, the rest with an empty rule (carried). A package that already
+// records signatures (a lock being mirrored) must find exactly those at
+// its source. Every failing package is listed (errors.Join of *Failure),
+// and the error exits with code 3; a registry failure is returned as it
+// is.
+func (p *Policy) Check(ctx context.Context, pkgs []*lock.Package, repos Repositories, concurrency int) (map[string][]lock.Signature, error) {
+	if concurrency <= 0 {
+		concurrency = 4
+	}
+	records := map[string][]lock.Signature{}
+	var failures []error
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(concurrency)
+	for _, pkg := range pkgs {
+		g.Go(func() error {
+			recs, fail, err := p.checkPackage(gctx, pkg, repos)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			records[Key(pkg.Source, pkg.Digest)] = recs
+			if fail != nil {
+				failures = append(failures, fail)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if len(failures) > 0 {
+		sort.Slice(failures, func(i, j int) bool { return failures[i].Error() < failures[j].Error() })
+		return records, exitcode.With(exitcode.Mismatch, fmt.Errorf("%d of %d packages fail the trust policy:\n%w", len(failures), len(pkgs), errors.Join(failures...)))
+	}
+	return records, nil
+}
+
+// Apply runs Check over l's resolved packages and records what it found
+// in each package that records nothing yet. On a failure nothing is
+// recorded. With needed set, only the packages a rule covers or that
+// record signatures are checked, so a lock being mirrored with no policy
+// asks its sources nothing more.
+func (p *Policy) Apply(ctx context.Context, l *lock.Lock, repos Repositories, concurrency int, needed bool) error {
+	var pkgs []*lock.Package
+	for _, pkg := range l.Resolved() {
+		if !needed || len(pkg.Signatures) > 0 || p.Rule(pkg.Source) != nil {
+			pkgs = append(pkgs, pkg)
+		}
+	}
+	if len(pkgs) == 0 {
+		return nil
+	}
+	records, err := p.Check(ctx, pkgs, repos, concurrency)
+	if err != nil {
+		return err
+	}
+	for _, pkg := range pkgs {
+		if pkg.Signatures == nil {
+			// Non-nil even when empty: the lock then says "recorded,
+			// none", and an import pushes no artifact it does not name.
+			pkg.Signatures = append(lock.Signatures{}, records[Key(pkg.Source, pkg.Digest)]...)
+		}
+	}
+	return nil
+}
+
+// checkPackage returns pkg's records and, if it fails the policy, a
+// *Failure.
+func (p *Policy) checkPackage(ctx context.Context, pkg *lock.Package, repos Repositories) ([]lock.Signature, error, error) {
+	repo, err := repos.Repository(pkg.Source)
+	if err != nil {
+		return nil, nil, err
+	}
+	root := pkg.Descriptor()
+	found, err := Find(ctx, repo, root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: looking up signatures: %w", pkg.Source, err)
+	}
+	rule := p.Rule(pkg.Source)
+	fail := func(format string, args ...any) error {
+		name := ""
+		if rule != nil {
+			name = rule.Name
+		}
+		return &Failure{Source: pkg.Source, Digest: pkg.Digest, Rule: name, Err: fmt.Errorf(format, args...)}
+	}
+	if len(pkg.Signatures) > 0 {
+		if diff := Diff(pkg.Signatures, found); len(diff) > 0 {
+			return nil, fail("the source disagrees with the signatures the lock records: %s", strings.Join(diff, "; ")), nil
+		}
+	}
+	if rule == nil {
+		return found, nil, nil
+	}
+	hasSig := false
+	for _, s := range found {
+		hasSig = hasSig || s.Kind == KindSig || s.Kind == KindReferrer
+	}
+	if !hasSig {
+		if rule.Required {
+			return found, fail("no signature of %s (required)", pkg.Digest), nil
+		}
+		return found, nil, nil
+	}
+	verified, why, err := rule.verify(ctx, repo, root.Digest)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", pkg.Source, err)
+	}
+	if len(verified) == 0 {
+		return found, fail("%s", why), nil
+	}
+	for i := range found {
+		if verified[found[i].Digest] {
+			found[i].Rule = rule.Name
+		}
+	}
+	return found, nil, nil
+}
+
+// verify checks d's signatures in repo with the rule's keys and keyless
+// identities through Sigstore's libraries (signature.Verifier): cosign's
+// classic .sig tag and Sigstore bundles attached as OCI referrers. It
+// returns the digests of the signature manifests that verified, or why
+// none did; an error is a failure to look.
+func (r *Rule) verify(ctx context.Context, repo signature.Repository, d digest.Digest) (map[string]bool, string, error) {
+	v := &signature.Verifier{Keys: r.Keys}
+	if r.root != nil {
+		v.TrustedRoot = r.root
+	}
+	for _, id := range r.Keyless {
+		v.Identities = append(v.Identities, signature.Identity{Issuer: id.Issuer, Subject: id.Subject, SubjectRegexp: id.SubjectRegexp})
+	}
+	res, err := v.VerifyImage(ctx, repo, d)
+	if signature.IsMismatch(err) {
+		return nil, err.Error(), nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	ok := map[string]bool{}
+	for _, s := range res.Signatures {
+		ok[s.Manifest.Digest.String()] = true
+	}
+	return ok, "", nil
+}
+
+// Find returns the cosign artifacts (sha256-HEX.sig|.att|.sbom) and OCI
+// referrers of every manifest of root's graph in repo (the index, config
+// manifest, invocation and component images, platform manifests), with
+// no rule: what relocate carries (relocate.Attached), so that what the lock
+// records and what a mirror copies are found by one rule.
+func Find(ctx context.Context, repo *remote.Repository, root ocispec.Descriptor) ([]lock.Signature, error) {
+	return relocate.Attached(ctx, repo, root, findConcurrency)
+}
+
+// findConcurrency bounds the referrer lookups of one package's graph.
+const findConcurrency = 4
+
+// Diff lists how found differs from the recorded signatures: one
+// recorded that is missing, or whose tag points at another digest.
+// Artifacts found beyond the record are not a difference: the lock
+// carries only what it names.
+func Diff(recorded, found []lock.Signature) []string {
+	var out []string
+	for _, r := range recorded {
+		match := ""
+		for _, f := range found {
+			if f.Subject != r.Subject || f.Kind != r.Kind {
+				continue
+			}
+			if f.Digest == r.Digest {
+				match = f.Digest
+				break
+			}
+			if r.Kind != KindReferrer {
+				match = f.Digest
+			}
+		}
+		switch {
+		case match == "":
+			out = append(out, fmt.Sprintf("%s %s is missing", label(r), r.Digest))
+		case match != r.Digest:
+			out = append(out, fmt.Sprintf("%s is %s, the lock records %s", label(r), match, r.Digest))
+		}
+	}
+	return out
+}
+
+func label(s lock.Signature) string {
+	if s.Kind == KindReferrer {
+		return "referrer of " + s.Subject
+	}
+	return CosignTag(digest.Digest(s.Subject), s.Kind)
+}
+
+// Finding is one disagreement CheckMirror reports.
+type Finding struct {
+	// Ref is the mirror object concerned.
+	Ref string
+	// Detail says what is wrong, in words.
+	Detail string
+}
+
+// CheckMirror checks pkg's recorded signatures in its mirror repository
+// repo (named repoName): each must be there with the recorded digest, and,
+// when pol's rule for the package has keys or identities, the signature
+// must verify there, as it is required to when the rule says so. It
+// returns what disagrees and how many signatures verified; an error is a
+// failure to look.
+func CheckMirror(ctx context.Context, repo *remote.Repository, repoName string, pkg *lock.Package, pol *Policy) ([]Finding, int, error) {
+	var out []Finding
+	root := pkg.Descriptor()
+	for _, s := range pkg.Signatures {
+		ref := repoName + "@" + s.Digest
+		if s.Kind != KindReferrer {
+			ref = repoName + ":" + CosignTag(digest.Digest(s.Subject), s.Kind)
+		}
+		var desc ocispec.Descriptor
+		var err error
+		if s.Kind == KindReferrer {
+			desc, err = repo.Resolve(ctx, s.Digest)
+		} else {
+			desc, err = repo.Resolve(ctx, CosignTag(digest.Digest(s.Subject), s.Kind))
+		}
+		switch {
+		case errors.Is(err, errdef.ErrNotFound):
+			out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("%s %s the lock records is missing from the mirror", label(s), s.Digest)})
+		case err != nil:
+			return nil, 0, fmt.Errorf("resolving %s: %w", ref, err)
+		case desc.Digest.String() != s.Digest:
+			out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("%s is %s in the mirror, the lock records %s", label(s), desc.Digest, s.Digest)})
+		}
+	}
+	rule := pol.Rule(pkg.Source)
+	if rule == nil {
+		return out, 0, nil
+	}
+	ref := repoName + ":" + signature.Tag(root.Digest)
+	hasSig := false
+	for _, s := range pkg.Signatures {
+		hasSig = hasSig || s.Kind == KindSig
+	}
+	if !hasSig {
+		if _, err := repo.Resolve(ctx, signature.Tag(root.Digest)); err == nil {
+			hasSig = true
+		} else if !errors.Is(err, errdef.ErrNotFound) {
+			return nil, 0, fmt.Errorf("resolving %s: %w", ref, err)
+		}
+	}
+	if !hasSig {
+		if rule.Required {
+			out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("trust rule %q requires a signature of %s; there is none", rule.Name, root.Digest)})
+		}
+		return out, 0, nil
+	}
+	verified, why, err := rule.verify(ctx, repo, root.Digest)
+	if err != nil {
+		return nil, 0, fmt.Errorf("checking the signature %s: %w", ref, err)
+	}
+	if len(verified) == 0 {
+		out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("trust rule %q: %s", rule.Name, why)})
+		return out, 0, nil
+	}
+	return out, 1, nil
+}
+
+// Failures returns every *Failure in err's tree, in order.
+func Failures(err error) []*Failure {
+	var out []*Failure
+	var walk func(error)
+	walk = func(e error) {
+		if f, ok := e.(*Failure); ok {
+			out = append(out, f)
+			return
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() []error }:
+			for _, x := range u.Unwrap() {
+				walk(x)
+			}
+		case interface{ Unwrap() error }:
+			if x := u.Unwrap(); x != nil {
+				walk(x)
+			}
+		}
+	}
+	if err != nil {
+		walk(err)
+	}
+	return out
+}
