@@ -1,13 +1,9 @@
 package relocate_test
 
 import (
-	"archive/tar"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -436,78 +432,10 @@ func TestMirrorPushesOnlyLocked(t *testing.T) {
 	}
 }
 
-// editArchive extracts the archive at path, lets edit change its OCI
-// layout, and writes it back as a tar.
+// editArchive changes the archive at path through fixture.EditArchive.
 func editArchive(t *testing.T, path string, edit func(*oci.Store)) {
 	t.Helper()
-	dir := t.TempDir()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		target := filepath.Join(dir, filepath.FromSlash(h.Name))
-		if h.Typeflag == tar.TypeDir {
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(target, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f.Close()
-	store, err := oci.NewWithContext(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edit(store)
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tw := tar.NewWriter(out)
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(data))}); err != nil {
-			return err
-		}
-		_, err = tw.Write(data)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
+	if err := fixture.EditArchive(path, func(s *oci.Store) error { edit(s); return nil }); err != nil {
 		t.Fatal(err)
 	}
 }

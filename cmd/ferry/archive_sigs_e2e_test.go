@@ -1,14 +1,10 @@
 package main
 
 import (
-	"archive/tar"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -160,75 +156,10 @@ func TestE2EArchiveCarriesGraphSignatures(t *testing.T) {
 	}
 }
 
-// e2eEditArchive extracts the archive at path, lets edit change its OCI
-// layout, and writes it back as a tar.
+// e2eEditArchive changes the archive at path through fixture.EditArchive.
 func e2eEditArchive(t *testing.T, path string, edit func(*oci.Store)) {
 	t.Helper()
-	dir := t.TempDir()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.Typeflag != tar.TypeReg {
-			continue
-		}
-		target := filepath.Join(dir, filepath.FromSlash(h.Name))
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(target, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	store, err := oci.NewWithContext(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edit(store)
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tw := tar.NewWriter(out)
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(data))}); err != nil {
-			return err
-		}
-		_, err = tw.Write(data)
-		return err
-	})
-	if err == nil {
-		err = tw.Close()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := fixture.EditArchive(path, func(s *oci.Store) error { edit(s); return nil }); err != nil {
 		t.Fatal(err)
 	}
 }
