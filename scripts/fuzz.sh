@@ -38,6 +38,16 @@ for pkg in "${PKGS[@]}"; do
 		echo "fuzz: ./$pkg $target for $FUZZTIME"
 		if ! (cd "$pkg" && "$bin/$pkg.test" -test.run='^$' -test.fuzz="^${target}\$" \
 			-test.fuzztime="$FUZZTIME" -test.fuzzminimizetime="$FUZZMINIMIZETIME" -test.fuzzcachedir="$cache/$module/$pkg") >"$bin/out" 2>&1; then
+			# At the end of -fuzztime, Go's fuzz coordinator can report its
+			# own deadline as a failure, "context deadline exceeded", with no
+			# failing input (golang/go#75804, a race fixed in Go 1.27; ferry
+			# builds with 1.26): not a bug found in ferry. A real failure
+			# writes its input.
+			if grep -q 'context deadline exceeded' "$bin/out" && ! grep -q 'Failing input written to' "$bin/out"; then
+				echo "fuzz: ./$pkg $target: Go's fuzz deadline race (golang/go#75804), no failing input; not a failure" >&2
+				n=$((n + 1))
+				continue
+			fi
 			cat "$bin/out" >&2
 			echo "fuzz: ./$pkg $target failed" >&2
 			exit 1

@@ -186,6 +186,10 @@ packages:
 		}
 		return b
 	})
+	// verify --archive checks the signature offline, before any import.
+	air.MustRun("verify", "--archive", "closure.tar", "--lock-key", "cosign.pub")
+	air.Expect(3, []string{"verify", "--archive", "edited.tar", "--lock-key", "cosign.pub"}, "does not sign the archive's lock")
+	air.Expect(3, []string{"verify", "--archive", "unsigned.tar", "--lock-key", "cosign.pub"}, "carries no ferry.lock.sig")
 	private := registrytest.New(t)
 	to := private.Host + "/m"
 	for _, tc := range []struct {

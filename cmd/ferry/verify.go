@@ -14,7 +14,7 @@ import (
 )
 
 func newVerifyCmd(g *globalFlags) *cobra.Command {
-	var lockPath, mirror, keyPath, lockKeyPath string
+	var lockPath, mirror, keyPath, lockKeyPath, archivePath string
 	var deep, reresolve, reresolveSources bool
 	c := &cobra.Command{
 		Use:   "verify [--lock F] [--mirror HOST[/PREFIX]] [--deep] [--key cosign.pub] [--lock-key cosign.pub] [--resolve] [--resolve-sources]",
@@ -43,7 +43,8 @@ code is 3 if there is any.`,
   ferry verify --resolve           # the mirror alone resolves to the lock
   ferry verify --resolve-sources   # the sources still agree with the lock
   ferry verify --key cosign.pub --lock-key cosign.pub
-  ferry verify --lock ferry.lock --mirror registry.dr.acme.com/mirror`,
+  ferry verify --lock ferry.lock --mirror registry.dr.acme.com/mirror
+  ferry verify --archive closure.tar --lock-key cosign.pub   # offline, before an import`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := g.checkOutput("text", "json"); err != nil {
 				return err
@@ -55,6 +56,14 @@ code is 3 if there is any.`,
 			lockKey, err := loadKey(lockKeyPath)
 			if err != nil {
 				return err
+			}
+			if archivePath != "" {
+				// Offline: the archive alone, before any import.
+				rep, err := verify.Archive(cmd.Context(), archivePath, lockKey)
+				if err != nil {
+					return err
+				}
+				return printReport(g, rep, true)
 			}
 			l, sidecar, stale, err := lock.ReadWithMirrors(lockPath)
 			if err != nil {
@@ -122,6 +131,7 @@ code is 3 if there is any.`,
 		},
 	}
 	c.Flags().StringVar(&lockPath, "lock", lock.DefaultFile, "lock file to verify")
+	c.Flags().StringVar(&archivePath, "archive", "", "check an archive written by mirror --to-archive offline instead, before importing it: its lock (with --lock-key, its ferry.lock.sig) and every manifest, blob and recorded signature re-hashed")
 	c.Flags().StringVar(&mirror, "mirror", "", "read from this mirror HOST[/PREFIX] instead of the one in the lock")
 	c.Flags().BoolVar(&deep, "deep", false, "download and re-hash every blob")
 	c.Flags().StringVar(&keyPath, "key", "", "cosign public key (cosign.pub): every package must carry a cosign signature in the mirror that verifies with it")

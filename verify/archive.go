@@ -1,0 +1,138 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/content/oci"
+	"oras.land/oras-go/v2/errdef"
+
+	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/manifest"
+	"github.com/ferryhq/ferry/relocate"
+	"github.com/ferryhq/ferry/signature"
+)
+
+// Archive checks an archive written by `ferry mirror --to-archive` offline,
+// before anything is imported from it: with key, that the archive's
+// ferry.lock.sig signs the exact lock bytes it carries; then, for every
+// package of that lock, that every manifest and blob of its graph is in
+// the archive and hashes to its digest, that its images are nodes of the
+// graph, and that every signature artifact the lock records is there and
+// whole. Problems go into the report (exit code 3); the error is for an
+// archive that cannot be read at all.
+func Archive(ctx context.Context, path string, key *signature.PublicKey) (*Report, error) {
+	l, data, sig, err := relocate.ReadArchiveLockSigned(path)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Deep: true, Problems: []Problem{}}
+	lockRef := path + ":" + relocate.ArchiveLockFile
+	if key != nil {
+		switch {
+		case sig == nil:
+			rep.Problems = append(rep.Problems, Problem{Package: "(lock)", Ref: lockRef, Kind: ProblemSignature, Detail: "the archive carries no " + relocate.ArchiveLockFile + signature.SigSuffix})
+		default:
+			if err := key.Verify(data, signature.DecodeBlobSignature(sig)); err != nil {
+				rep.Problems = append(rep.Problems, Problem{Package: "(lock)", Ref: lockRef, Kind: ProblemSignature, Detail: fmt.Sprintf("%s%s does not sign the archive's lock: %v", relocate.ArchiveLockFile, signature.SigSuffix, err)})
+			}
+		}
+	}
+	store, err := oci.NewFromTar(ctx, path)
+	if err != nil {
+		return nil, exitcode.BadInput("archive %s is not an OCI layout: %w", path, err)
+	}
+	for _, p := range l.Resolved() {
+		rep.Packages++
+		a := &archiveCheck{store: store, rep: rep, pkg: p.Source, seen: map[digest.Digest]bool{}}
+		if err := a.node(ctx, p.Descriptor()); err != nil {
+			return nil, err
+		}
+		if err := p.CheckImages(func(d digest.Digest) bool { return a.seen[d] }); err != nil {
+			rep.Problems = append(rep.Problems, Problem{Package: p.Source, Ref: p.Source + "@" + p.Digest, Kind: ProblemImage, Detail: err.Error()})
+		}
+		for _, s := range p.Signatures {
+			d, err := digest.Parse(s.Digest)
+			if err != nil {
+				continue // lock.Parse refuses such a lock
+			}
+			if err := a.node(ctx, ocispec.Descriptor{MediaType: s.MediaType, Digest: d, Size: s.Size}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return rep, nil
+}
+
+// archiveCheck re-hashes one package's graph inside an archive.
+type archiveCheck struct {
+	store *oci.ReadOnlyStore
+	rep   *Report
+	pkg   string
+	seen  map[digest.Digest]bool
+}
+
+// node reads desc from the archive, hashing it, and then its children
+// when it is a manifest.
+func (a *archiveCheck) node(ctx context.Context, desc ocispec.Descriptor) error {
+	if a.seen[desc.Digest] {
+		return nil
+	}
+	a.seen[desc.Digest] = true
+	ref := a.pkg + "@" + desc.Digest.String()
+	problem := func(kind, format string, args ...any) {
+		a.rep.Problems = append(a.rep.Problems, Problem{Package: a.pkg, Ref: ref, Kind: kind, Detail: fmt.Sprintf(format, args...)})
+	}
+	rc, err := a.store.Fetch(ctx, desc)
+	if errors.Is(err, errdef.ErrNotFound) {
+		problem(ProblemMissing, "not in the archive")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s from the archive: %w", ref, err)
+	}
+	defer rc.Close()
+	isManifest := manifest.IsManifest(desc.MediaType)
+	if isManifest {
+		a.rep.Manifests++
+	} else {
+		a.rep.Blobs++
+	}
+	if desc.Size <= 0 {
+		problem(ProblemSize, "the lock or its parent manifest gives no size")
+		return nil
+	}
+	if !isManifest {
+		// Streamed: a layer may be gigabytes.
+		vr := content.NewVerifyReader(rc, desc)
+		if _, err := io.Copy(io.Discard, vr); err != nil {
+			problem(ProblemDigest, "%v", err)
+			return nil
+		}
+		if err := vr.Verify(); err != nil {
+			problem(ProblemDigest, "%v", err)
+		}
+		return nil
+	}
+	raw, err := content.ReadAll(rc, desc)
+	if err != nil {
+		problem(ProblemDigest, "%v", err)
+		return nil
+	}
+	children, err := manifest.Children(raw)
+	if err != nil {
+		problem(ProblemUnreadable, "%v", err)
+		return nil
+	}
+	for _, c := range children {
+		if err := a.node(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
