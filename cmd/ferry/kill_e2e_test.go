@@ -232,9 +232,6 @@ func noStaging(t *testing.T, dir string) {
 // completed (uploads the mirror holds, blobs already staged), leaves no
 // staging, and verify --deep passes.
 func TestKillAndResume(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds ferry and copies a few MB several times")
-	}
 	tests := []struct {
 		name  string
 		kills []int

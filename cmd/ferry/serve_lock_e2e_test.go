@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -176,31 +174,13 @@ platforms: [linux/amd64]
 	})
 }
 
-// slBuffer is a bytes.Buffer safe for a process writing while a test reads.
-type slBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *slBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *slBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // slServe runs `ferry serve` on root with args and returns its address
 // and its stderr.
-func slServe(t *testing.T, root string, args ...string) (string, *slBuffer) {
+func slServe(t *testing.T, root string, args ...string) (string, *syncBuffer) {
 	t.Helper()
 	addrFile := filepath.Join(t.TempDir(), "addr")
 	cmd := exec.Command(clitest.Binary(t), append([]string{"serve", "--root", root, "--addr", "127.0.0.1:0", "--addr-file", addrFile}, args...)...)
-	stderr := &slBuffer{}
+	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
