@@ -161,7 +161,11 @@ func (e *Env) Resolve(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.L
 			}
 		}
 	}
-	return resolve.Resolve(ctx, ms.Roots(), opts)
+	roots, err := ms.AllRoots(formats)
+	if err != nil {
+		return nil, err
+	}
+	return resolve.Resolve(ctx, roots, opts)
 }
 
 // Update selects which locked versions may change: all of them, or the

@@ -50,7 +50,7 @@ func (e *Env) CheckTrust(ctx context.Context, pol *trust.Policy, l *lock.Lock, m
 func (e *Env) CheckMirrorTrust(ctx context.Context, pol *trust.Policy, l *lock.Lock, mirror *relocate.Mapping) error {
 	var problems []string
 	for _, p := range l.Resolved() {
-		if len(p.Signatures) == 0 && pol.Rule(p.Source) == nil {
+		if p.Signatures == nil && pol.Rule(p.Source) == nil {
 			continue
 		}
 		name := verify.MirrorRepo(p, mirror)

@@ -6,9 +6,15 @@ package format
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/registry"
+	"oras.land/oras-go/v2/registry/remote"
+
+	"github.com/ferryhq/ferry/ociref"
 )
 
 // Kinds of package ferry knows. A manifest no format claims is an opaque
@@ -19,6 +25,11 @@ const (
 	KindCrossplaneProvider      = "crossplane.provider"
 	KindCrossplaneFunction      = "crossplane.function"
 	KindArtifact                = "oci.artifact"
+	KindHelmChart               = "helm.chart"
+	// KindImage is a container image (a manifest, or an index of
+	// platform manifests) that a package deploys, found by the format
+	// (the images a Helm chart's templates name).
+	KindImage = "image"
 )
 
 // Reader reads one package format's metadata from a registry.
@@ -101,6 +112,10 @@ type Dependency struct {
 	// After names sibling dependencies that must be installed first
 	// (Porter v2 output wiring).
 	After []string
+	// Kind, when set, is the kind the dependency is locked as when no
+	// format claims its manifest (KindImage for the images a Helm chart
+	// deploys); a format that reads the manifest decides otherwise.
+	Kind string
 }
 
 // Image is an image a package carries.
@@ -157,4 +172,77 @@ var ErrNotPackage = errors.New("not a package of this format")
 type Format interface {
 	// Name is the format's short name: "porter", "crossplane", "mixin".
 	Name() string
+}
+
+// Repository is a read-only view of one source repository: what
+// resolution reads (tags, manifests by tag or digest, blobs) and what a
+// copy reads. *remote.Repository implements it, and so does an Origin's
+// view of a source that is not a registry.
+type Repository interface {
+	content.ReadOnlyStorage
+	content.Resolver
+	registry.ReferenceFetcher
+	registry.TagLister
+}
+
+// Origin is a format whose packages may come from somewhere other than an
+// OCI registry (Helm's classic HTTP chart repositories). It presents such
+// a source as a Repository holding exactly the OCI artifacts the format
+// pushes to a mirror, so that resolution, locking, mirroring and
+// verification treat it like any registry repository.
+type Origin interface {
+	Format
+	// Owns reports whether source (a package source as the lock records
+	// it) is one of the format's non-registry sources.
+	Owns(source string) bool
+	// Open returns source as a read-only repository; hc carries the run's
+	// TLS, proxy, timeouts and retries.
+	Open(source string, hc *http.Client) (Repository, error)
+	// MirrorPath is the repository path, below a mirror's HOST/PREFIX,
+	// where source lands ("charts/nginx").
+	MirrorPath(source string) string
+}
+
+// OriginOf returns the format among formats that owns source (see
+// Origin), or false when source is a registry repository.
+func OriginOf(formats []Format, source string) (Origin, bool) {
+	for _, f := range formats {
+		if o, ok := f.(Origin); ok && o.Owns(source) {
+			return o, true
+		}
+	}
+	return nil, false
+}
+
+// Registries opens registry repositories; *client.Client implements it.
+type Registries interface {
+	Repository(repo string) (*remote.Repository, error)
+}
+
+// httpClienter is what a Registries offers when it also fetches plain
+// HTTP content (*client.Client): the run's TLS, proxy, timeouts and
+// retries.
+type httpClienter interface {
+	HTTPClient() *http.Client
+}
+
+// Open opens the repository named source for reading: through the format
+// that owns it when it is not a registry (a chart in a classic Helm
+// repository, see Origin), else through regs.
+func Open(regs Registries, formats []Format, source string) (Repository, error) {
+	if o, ok := OriginOf(formats, source); ok {
+		hc := http.DefaultClient
+		if c, ok := regs.(httpClienter); ok {
+			hc = c.HTTPClient()
+		}
+		return o.Open(source, hc)
+	}
+	if ociref.IsURLSource(source) {
+		return nil, fmt.Errorf("%s: no package format reads this kind of URL; name a registry repository as HOST/PATH, without a scheme", source)
+	}
+	repo, err := regs.Repository(source)
+	if err != nil {
+		return nil, err
+	}
+	return repo, nil
 }

@@ -7,6 +7,7 @@ package formats
 import (
 	"github.com/ferryhq/ferry/crossplane"
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/helm"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/porter"
 )
@@ -17,6 +18,7 @@ func All() []format.Format {
 	return []format.Format{
 		porter.Reader{},
 		crossplane.Format{},
+		helm.New(),
 		mixin.Format{},
 	}
 }

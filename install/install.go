@@ -1,9 +1,10 @@
 // Package install materialises a locked closure from the mirror alone: an
-// OCI image layout holding every package, a CNAB relocation map, and an
-// install plan. The destination is built in a staging directory beside it
-// (relocate.StagePath) and renamed into place, so a failed install leaves
-// it unchanged; the staging is kept after a failure or a kill, and the
-// next install of the same lock resumes it.
+// OCI image layout holding every package, a CNAB relocation map, an
+// install plan, and the node-level registry mirror configuration (NodeDir:
+// containerd, CRI-O/Podman, OpenShift). The destination is built in a
+// staging directory beside it (relocate.StagePath) and renamed into place,
+// so a failed install leaves it unchanged; the staging is kept after a
+// failure or a kill, and the next install of the same lock resumes it.
 package install
 
 import (
@@ -74,6 +75,9 @@ type Options struct {
 	// Retry bounds the tries of a download that fails with a transient
 	// error and, as the catch all, of a whole package's copy.
 	Retry client.RetryPolicy
+	// PlainHTTP lists the registry hosts spoken to over plain HTTP
+	// (--plain-http), for the node mirror configuration (NodeDir).
+	PlainHTTP []string
 }
 
 // Writer is a format that writes files of its own into an install
@@ -182,6 +186,11 @@ func Install(ctx context.Context, l *lock.Lock, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	if err := writeJSON(filepath.Join(tree, RelocationFile), relocation); err != nil {
+		return nil, err
+	}
+	// Every image of the closure, whatever format brought it in, pulled
+	// from the mirror by the cluster's nodes (nodeconfig.go).
+	if _, err := WriteNodeConfig(tree, l, NodeConfigOptions{Mirror: opts.Mirror, PlainHTTP: opts.PlainHTTP}); err != nil {
 		return nil, err
 	}
 	for _, w := range opts.Writers {

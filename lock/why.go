@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ferryhq/ferry/ociref"
+	"github.com/ferryhq/ferry/resolve"
 )
 
 // WhyAnswer explains why a package is in a lock.
@@ -48,6 +49,32 @@ func (l *Lock) Why(ref string) (*WhyAnswer, error) {
 		}
 		for _, path := range paths {
 			path[len(path)-1] += " (replaces " + src + ")"
+		}
+	}
+	// The edge that named the package says how, when its name is more
+	// than the package's own: a Helm chart's image names the template
+	// that deploys it ("web/templates/deployment.yaml").
+	labels := map[string]*resolve.Package{}
+	for _, p := range g.Packages {
+		labels[p.Label()] = p
+	}
+	for _, path := range paths {
+		if len(path) < 2 {
+			continue
+		}
+		parent := labels[path[len(path)-2]]
+		if parent == nil {
+			continue
+		}
+		for _, e := range parent.Dependencies {
+			t := g.Packages[e.Target]
+			if t == nil || t.Label() != path[len(path)-1] || e.Name == "" {
+				continue
+			}
+			if e.Name != t.Source[strings.LastIndex(t.Source, "/")+1:] {
+				path[len(path)-1] += " (via " + e.Name + ")"
+			}
+			break
 		}
 	}
 	ans.Paths = append(ans.Paths, paths...)

@@ -5,7 +5,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/resolve"
 )
 
 // SectionOwner is a format that owns top-level ferry.yaml keys (`mixins`
@@ -17,6 +19,32 @@ type SectionOwner interface {
 	// CheckSections validates the format's keys of m, for errors at load
 	// time that name the key.
 	CheckSections(m *MirrorSet) error
+}
+
+// RootOwner is a format whose ferry.yaml section names roots of its own
+// (Helm's `charts:`), beside `packages:`.
+type RootOwner interface {
+	format.Format
+	// SectionRoots returns the roots m's sections of the format name.
+	SectionRoots(m *MirrorSet) ([]Package, error)
+}
+
+// AllRoots returns the roots to resolve: m's packages and the roots the
+// formats' sections name.
+func (m *MirrorSet) AllRoots(formats []format.Format) ([]resolve.Root, error) {
+	all := &MirrorSet{Packages: append([]Package(nil), m.Packages...)}
+	for _, f := range formats {
+		o, ok := f.(RootOwner)
+		if !ok {
+			continue
+		}
+		pkgs, err := o.SectionRoots(m)
+		if err != nil {
+			return nil, exitcode.BadInput("%w", err)
+		}
+		all.Packages = append(all.Packages, pkgs...)
+	}
+	return all.Roots(), nil
 }
 
 // InputReader is a format that accepts local files as ROOT (porter.yaml,

@@ -1,6 +1,7 @@
 package mirrorset
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -14,12 +15,18 @@ import (
 // LoadFile reads a local input file: a ferry.yaml, or a file one of
 // formats accepts as ROOT (porter.yaml, crossplane.yaml). settings carries
 // format sections given by flags; it may be nil.
+//
+// A directory is offered to the formats with no data (a Helm chart
+// directory); one no format reads is an error.
 func LoadFile(path string, formats []format.Format, settings *MirrorSet) (*MirrorSet, error) {
-	data, err := sizecap.ReadFile(path, MaxFileSize)
-	if err != nil {
+	var data []byte
+	dir := false
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		dir = true
+	} else if data, err = sizecap.ReadFile(path, MaxFileSize); err != nil {
 		return Load(path, formats) // reports the error with ferry.yaml's wording
 	}
-	if !isMirrorSet(path, data) {
+	if dir || !isMirrorSet(path, data) {
 		if settings == nil {
 			settings = &MirrorSet{}
 		}
@@ -42,6 +49,9 @@ func LoadFile(path string, formats []format.Format, settings *MirrorSet) (*Mirro
 				return m, nil
 			}
 		}
+	}
+	if dir {
+		return nil, exitcode.BadInput("%s is a directory that no format reads as input (a Helm chart directory holds Chart.yaml)", path)
 	}
 	return Load(path, formats)
 }

@@ -112,6 +112,10 @@ type Package struct {
 	// version, when the input file is that format's (a porter.yaml's
 	// dependencies follow Porter's strategy); empty: the highest in range.
 	Format string `yaml:"-" json:"-"`
+	// Kind, when set, is the kind the root is locked as when no format
+	// claims its manifest (format.KindImage for an image a local Helm
+	// chart deploys).
+	Kind string `yaml:"-" json:"-"`
 }
 
 // Replace redirects every edge to From to To.
@@ -227,7 +231,7 @@ func (m *MirrorSet) Roots() []resolve.Root {
 		if r, err := ociref.ParseNormalized(ref, ""); err == nil {
 			ref = r.String()
 		}
-		out = append(out, resolve.Root{Ref: ref, Constraint: p.Version, Format: p.Format})
+		out = append(out, resolve.Root{Ref: ref, Constraint: p.Version, Format: p.Format, Kind: p.Kind})
 	}
 	return out
 }
@@ -370,6 +374,7 @@ func isFile(arg string) bool {
 	if strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
 		return true
 	}
-	st, err := os.Stat(arg)
-	return err == nil && !st.IsDir()
+	// A directory is an input a format may read (a Helm chart directory).
+	_, err := os.Stat(arg)
+	return err == nil
 }

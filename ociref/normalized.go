@@ -20,12 +20,15 @@ const DockerHub = "docker.io"
 // name.WithDefaultRegistry, which Crossplane uses). A reference that names
 // a registry is kept as written; one with credentials in it is an error.
 func ParseNormalized(s, defaultRegistry string) (Reference, error) {
-	s = strings.TrimSpace(s)
+	s = strings.TrimPrefix(strings.TrimSpace(s), OCIScheme)
 	if s == "" {
 		return Reference{}, ErrEmpty
 	}
 	if err := checkUserinfo(s); err != nil {
 		return Reference{}, err
+	}
+	if IsURLSource(s) {
+		return Parse(s)
 	}
 	docker := defaultRegistry == "" || defaultRegistry == DockerHub || defaultRegistry == "index.docker.io"
 	first, _, hasSlash := strings.Cut(s, "/")

@@ -28,9 +28,17 @@ type Reference struct {
 // Parse parses a fully qualified reference: HOST/PATH[:TAG][@DIGEST].
 // A reference without a registry host is an error, and so is one carrying
 // credentials (user:pass@host/...).
+//
+// Helm's "oci://" scheme is accepted and dropped. An http:// or https://
+// URL is a source outside any registry (see IsURLSource): Registry is then
+// "SCHEME://HOST" and Repository the URL's path.
 func Parse(s string) (Reference, error) {
+	s = strings.TrimPrefix(s, OCIScheme)
 	if err := checkUserinfo(s); err != nil {
 		return Reference{}, err
+	}
+	if IsURLSource(s) {
+		return parseURLSource(s)
 	}
 	if !strings.Contains(s, "/") || !IsRegistry(s[:strings.Index(s, "/")]) {
 		return Reference{}, fmt.Errorf("reference %q: no registry host; write it as HOST/REPOSITORY[:TAG]", s)
@@ -59,7 +67,7 @@ func checkUserinfo(s string) error {
 	if userinfoAt(s) >= 0 {
 		return fmt.Errorf("reference %q: credentials in references are not accepted; use ferry login or a docker config.json", redactUserinfo(s))
 	}
-	if strings.Contains(s, "://") {
+	if strings.Contains(s, "://") && !IsURLSource(s) {
 		return fmt.Errorf("reference %q: write a registry reference without a URL scheme", s)
 	}
 	return nil
@@ -155,9 +163,10 @@ func Qualify(dep string, parent Reference) (Reference, error) {
 	if err := checkUserinfo(dep); err != nil {
 		return Reference{}, err
 	}
+	dep = strings.TrimPrefix(dep, OCIScheme)
 	first, _, hasSlash := strings.Cut(dep, "/")
 	switch {
-	case hasSlash && IsRegistry(first):
+	case IsURLSource(dep), hasSlash && IsRegistry(first):
 		return Parse(dep)
 	case hasSlash:
 		return Parse(parent.Registry + "/" + dep)
@@ -172,6 +181,10 @@ func Qualify(dep string, parent Reference) (Reference, error) {
 
 // IsPartial reports whether dep, as declared, lacks a registry.
 func IsPartial(dep string) bool {
+	dep = strings.TrimPrefix(dep, OCIScheme)
+	if IsURLSource(dep) {
+		return false
+	}
 	first, _, hasSlash := strings.Cut(dep, "/")
 	return !hasSlash || !IsRegistry(first)
 }

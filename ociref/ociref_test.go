@@ -67,7 +67,7 @@ func TestParseRejects(t *testing.T) {
 		{"password with slash and digest", "user:pa/ss@ghcr.io/acme/app@" + dgst, "credentials", "pa/ss"},
 		{"userinfo and port", "user:s3cret@localhost:5000", "credentials", "s3cret"},
 		{"scheme with userinfo", "https://user:s3cret@ghcr.io/acme/app", "credentials", "s3cret"},
-		{"scheme", "https://ghcr.io/acme/app", "URL scheme", ""},
+		{"scheme", "ftp://ghcr.io/acme/app", "URL scheme", ""},
 		{"upper case", "ghcr.io/Acme/App:v1", "", ""},
 		{"bad digest", "ghcr.io/acme/app@sha256:abc", "", ""},
 		{"bad tag", "ghcr.io/acme/app:v1+build", "", ""},
@@ -149,7 +149,7 @@ func TestQualifyRejects(t *testing.T) {
 		{"   ", ""},
 		{"user:s3cret@ghcr.io/acme/db", "s3cret"},
 		{"Provider-B", ""},
-		{"https://ghcr.io/acme/db", ""},
+		{"ftp://ghcr.io/acme/db", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dep, func(t *testing.T) {
@@ -221,6 +221,49 @@ func TestParseNormalized(t *testing.T) {
 	for _, bad := range []string{"", "user:pw@ghcr.io/a/b", "UPPER/case"} {
 		if _, err := ociref.ParseNormalized(bad, ""); err == nil {
 			t.Errorf("ociref.ParseNormalized(%q): no error", bad)
+		}
+	}
+}
+
+func TestParseURLSourceAndOCIScheme(t *testing.T) {
+	for _, tc := range []struct {
+		in                  string
+		registry, repo, tag string
+		digest              string
+		wantErr             bool
+	}{
+		{in: "https://charts.example.com/stable/nginx:15.0.1", registry: "https://charts.example.com", repo: "stable/nginx", tag: "15.0.1"},
+		{in: "http://127.0.0.1:8080/nginx", registry: "http://127.0.0.1:8080", repo: "nginx"},
+		{in: "https://charts.example.com/nginx:1.0.0_build.1", registry: "https://charts.example.com", repo: "nginx", tag: "1.0.0_build.1"},
+		{in: "https://charts.example.com/nginx@sha256:" + strings.Repeat("a", 64), registry: "https://charts.example.com", repo: "nginx", digest: "sha256:" + strings.Repeat("a", 64)},
+		{in: "oci://ghcr.io/acme/charts/web:1.2.3", registry: "ghcr.io", repo: "acme/charts/web", tag: "1.2.3"},
+		{in: "https://charts.example.com/", wantErr: true},
+		{in: "https://user:pw@charts.example.com/nginx", wantErr: true},
+		{in: "ftp://charts.example.com/nginx", wantErr: true},
+		{in: "https://charts.example.com/nginx?x=1", wantErr: true},
+	} {
+		r, err := ociref.Parse(tc.in)
+		if tc.wantErr {
+			if err == nil {
+				t.Errorf("Parse(%q) = %+v, want an error", tc.in, r)
+			}
+			if err != nil && strings.Contains(err.Error(), "pw") {
+				t.Errorf("Parse(%q): error leaks the password: %v", tc.in, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tc.in, err)
+			continue
+		}
+		if r.Registry != tc.registry || r.Repository != tc.repo || r.Tag != tc.tag || string(r.Digest) != tc.digest {
+			t.Errorf("Parse(%q) = %+v", tc.in, r)
+		}
+		if n, err := ociref.ParseNormalized(tc.in, ""); err != nil || n != r {
+			t.Errorf("ParseNormalized(%q) = %+v, %v; Parse gave %+v", tc.in, n, err, r)
+		}
+		if want := strings.TrimPrefix(tc.in, ociref.OCIScheme); r.String() != want {
+			t.Errorf("Parse(%q).String() = %q, want %q", tc.in, r.String(), want)
 		}
 	}
 }

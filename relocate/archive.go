@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
 	"oras.land/oras-go/v2/content/oci"
@@ -65,31 +66,55 @@ func ToArchive(ctx context.Context, l *lock.Lock, path string, opts Options, ext
 // cosign blob signature of l's canonical bytes (l.Marshal, what the archive
 // carries as ferry.lock), written beside it as ferry.lock.sig.
 func ToArchiveSigned(ctx context.Context, l *lock.Lock, sig []byte, path string, opts Options, extra func(context.Context, *oci.Store) error) (*Report, error) {
+	rep, _, err := ToArchiveParts(ctx, l, sig, path, opts, ArchiveOptions{}, extra)
+	return rep, err
+}
+
+// ToArchiveParts is ToArchiveSigned writing an incremental archive
+// (aopts.Since: only what the earlier lock's import lacks) and/or one
+// split into parts of at most aopts.MaxSize bytes (PartPath names them;
+// an archive that fits in one part is written to path). Every part
+// carries ferry.lock, ferry.lock.sig when sig is set, and
+// ferry-archive.json (ArchiveMeta) tying the parts together. The layout
+// is staged whole (the staging is shared with a full archive of the same
+// lock); what --since leaves out is left out of the tars.
+func ToArchiveParts(ctx context.Context, l *lock.Lock, sig []byte, path string, opts Options, aopts ArchiveOptions, extra func(context.Context, *oci.Store) error) (*Report, *ArchiveResult, error) {
+	rep, res, err := toArchive(ctx, l, sig, path, opts, aopts, extra)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rep, res, nil
+}
+
+func toArchive(ctx context.Context, l *lock.Lock, sig []byte, path string, opts Options, aopts ArchiveOptions, extra func(context.Context, *oci.Store) error) (*Report, *ArchiveResult, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4
 	}
 	dest, err := filepath.Abs(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	data, err := l.Marshal()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	stage, err := OpenStage(dest, StageKey(data))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer stage.Close()
 	layout := filepath.Join(stage.Dir, "layout")
-	partial := filepath.Join(stage.Dir, "archive.partial")
 	// A tar cut short by a kill is written again from the start.
-	if err := os.Remove(partial); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+	if partials, err := filepath.Glob(filepath.Join(stage.Dir, "archive.*partial")); err == nil {
+		for _, p := range partials {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, nil, err
+			}
+		}
 	}
 	store, err := OpenLayout(ctx, layout)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pkgs := l.Resolved()
 	results := make([]PackageResult, len(pkgs))
@@ -115,38 +140,44 @@ func ToArchiveSigned(ctx context.Context, l *lock.Lock, sig []byte, path string,
 	}
 	_ = g.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if extra != nil {
 		if err := extra(ctx, store); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := os.WriteFile(filepath.Join(layout, ArchiveLockFile), data, 0o644); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sigPath := filepath.Join(layout, ArchiveLockSigFile)
 	if sig != nil {
 		if err := os.WriteFile(sigPath, sig, 0o644); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	} else if err := os.Remove(sigPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := os.RemoveAll(filepath.Join(layout, "ingest")); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := writeTar(layout, partial); err != nil {
-		return nil, fmt.Errorf("writing archive %s: %w", path, err)
+	var omit map[digest.Digest]bool
+	since := ""
+	if aopts.Since != nil {
+		if omit, err = sinceOmit(ctx, aopts.Since, aopts.SinceData, store, opts); err != nil {
+			return nil, nil, err
+		}
+		since = digest.FromBytes(aopts.SinceData).String()
 	}
-	if err := os.Rename(partial, dest); err != nil {
-		return nil, err
+	res, err := writeParts(layout, stage.Dir, dest, data, sig, since, omit, aopts.MaxSize)
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := stage.Remove(); err != nil {
-		return nil, fmt.Errorf("removing staging %s: %w", stage.Dir, err)
+		return nil, nil, fmt.Errorf("removing staging %s: %w", stage.Dir, err)
 	}
 	sort.SliceStable(results, func(i, j int) bool { return results[i].Source+results[i].Digest < results[j].Source+results[j].Digest })
-	return &Report{To: path, Packages: results}, nil
+	return &Report{To: path, Packages: results}, res, nil
 }
 
 // archivePackage copies p from its source repository into the archive's
@@ -173,56 +204,6 @@ func archivePackage(ctx context.Context, p *lock.Package, store *oci.Store, opts
 	return res, nil
 }
 
-// writeTar writes the files under dir into a tar at path, in sorted order
-// with fixed timestamps, synced.
-func writeTar(dir, path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	tw := tar.NewWriter(f)
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		name := filepath.ToSlash(rel)
-		if d.IsDir() {
-			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755, Format: tar.FormatPAX})
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: info.Size(), Format: tar.FormatPAX}); err != nil {
-			return err
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(tw, in)
-		in.Close()
-		return err
-	})
-	if err == nil {
-		err = tw.Close()
-	}
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // ReadArchiveLock returns the lock carried in an archive. An archive with
 // an entry named twice (which copy a reader takes is up to the reader: the
 // lock read here would not be the one `tar x` leaves) or an entry that
@@ -236,6 +217,10 @@ func ReadArchiveLock(path string) (*lock.Lock, error) {
 // exact bytes in the archive and its signature, ferry.lock.sig (nil when
 // the archive carries none).
 func ReadArchiveLockSigned(path string) (*lock.Lock, []byte, []byte, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && fileExists(PartPath(path, 1)) {
+		// A split archive: every part carries the lock.
+		path = PartPath(path, 1)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, nil, exitcode.BadInput("archive: %w", err)
@@ -339,18 +324,16 @@ func FromArchiveChecked(ctx context.Context, path string, opts Options, check Lo
 	if opts.Target == nil {
 		opts.Target = opts.Source
 	}
-	l, lockData, lockSig, err := ReadArchiveLockSigned(path)
+	a, err := OpenArchive(ctx, path)
 	if err != nil {
 		return nil, nil, err
 	}
+	defer a.Close()
+	l, store := a.Lock, a.Store
 	if check != nil {
-		if err := check(l, lockData, lockSig); err != nil {
+		if err := check(l, a.LockData, a.LockSig); err != nil {
 			return nil, nil, err
 		}
-	}
-	store, err := oci.NewFromTar(ctx, path)
-	if err != nil {
-		return nil, nil, exitcode.BadInput("archive %s is not an OCI layout: %w", path, err)
 	}
 	pkgs := l.Resolved()
 	var sources []string
@@ -364,6 +347,19 @@ func FromArchiveChecked(ctx context.Context, path string, opts Options, check Lo
 		return nil, nil, err
 	}
 	led := newLedger(opts.Concurrency)
+	var src origin = store
+	// What would be pushed is re-hashed, and what an incremental archive
+	// lacks must be in the mirror, before anything is pushed.
+	loc, err := checkImport(ctx, a, pkgs, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a.Incremental() {
+		for d, repo := range loc.at {
+			led.record(repo, d)
+		}
+		src = fallbackOrigin{ReadOnlyStore: store, repos: opts.Target, loc: loc}
+	}
 	results := make([]PackageResult, len(pkgs))
 	errs := make([]error, len(pkgs))
 	var g errgroup.Group
@@ -371,7 +367,7 @@ func FromArchiveChecked(ctx context.Context, path string, opts Options, check Lo
 	for i, p := range pkgs {
 		g.Go(func() error {
 			res, err := retryPackage(ctx, opts.Retry, "importing "+p.Source, func() (*PackageResult, error) {
-				return copyFrom(ctx, store, archiveRef, p, opts, led)
+				return copyFrom(ctx, src, archiveRef, p, opts, led)
 			})
 			switch {
 			case errors.Is(err, errdef.ErrNotFound):

@@ -10,14 +10,39 @@ import (
 	"strings"
 
 	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/ociref"
 )
 
 // Mapping places source repositories in a mirror: "SRCHOST/PATH" maps to
 // "HOST/PREFIX/PATH".
+//
+// A source that is not a registry repository (a URL, see
+// ociref.IsURLSource) lands where the format that owns it places it
+// (format.Origin's MirrorPath: a chart from a classic Helm repository at
+// HOST/PREFIX/charts/NAME); WithFormats sets that up.
 type Mapping struct {
 	Host   string
 	Prefix string
+	// Place returns the repository path below HOST/PREFIX for a source
+	// that is not a registry repository, or false.
+	Place func(source string) (string, bool) `json:"-"`
+}
+
+// WithFormats returns m placing non-registry sources as the formats that
+// own them say.
+func (m Mapping) WithFormats(formats []format.Format) Mapping {
+	if len(formats) == 0 {
+		return m
+	}
+	m.Place = func(source string) (string, bool) {
+		o, ok := format.OriginOf(formats, source)
+		if !ok {
+			return "", false
+		}
+		return o.MirrorPath(source), true
+	}
+	return m
 }
 
 // ParseMapping parses a --to or --mirror value: HOST[/PREFIX].
@@ -53,6 +78,14 @@ func (m Mapping) String() string {
 
 // Repo returns the mirror repository for a source repository.
 func (m Mapping) Repo(source string) string {
+	if ociref.IsURLSource(source) {
+		if m.Place != nil {
+			if path, ok := m.Place(source); ok {
+				return m.String() + "/" + path
+			}
+		}
+		_, source, _ = strings.Cut(source, "://")
+	}
 	_, path, _ := strings.Cut(source, "/")
 	return m.String() + "/" + path
 }

@@ -119,6 +119,7 @@ func Mirror(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 	if opts.Target == nil {
 		opts.Target = opts.Source
 	}
+	opts.To = opts.To.WithFormats(opts.Formats)
 	pkgs := l.Resolved()
 	var sources []string
 	for _, p := range pkgs {
@@ -180,7 +181,7 @@ type originRef func(p *lock.Package, tag string) string
 func repoTag(_ *lock.Package, tag string) string { return tag }
 
 func copyPackage(ctx context.Context, p *lock.Package, opts Options, led *ledger) (*PackageResult, error) {
-	src, err := opts.Source.Repository(opts.origin(p))
+	src, err := opts.openSource(p)
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,9 @@ type Root struct {
 	// among the tags (a porter.yaml's dependencies); empty: the highest
 	// tag satisfying Constraint.
 	Format string
+	// Kind, when set, is the kind the root is locked as when no format
+	// claims its manifest (format.Dependency.Kind).
+	Kind string
 }
 
 // Locked is a version an earlier lock chose for a source.
@@ -105,7 +108,7 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 		if err != nil {
 			return nil, badInput(err)
 		}
-		req := requirement{from: "root " + root.Ref, ref: root.Ref, constraint: root.Constraint, tag: ref.Tag, digest: ref.Digest}
+		req := requirement{from: "root " + root.Ref, ref: root.Ref, constraint: root.Constraint, tag: ref.Tag, digest: ref.Digest, kind: root.Kind}
 		if root.Constraint != "" && strings.HasPrefix(root.Constraint, "sha256:") {
 			req.digest, req.constraint = digest.Digest(root.Constraint), ""
 		}
@@ -262,7 +265,7 @@ func (r *resolver) fetch(ctx context.Context, source string, c choice) (*fetchEn
 }
 
 func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Descriptor, *format.Metadata, Rules, error) {
-	repo, err := r.opts.Registry.Repository(source)
+	repo, err := r.open(source)
 	if err != nil {
 		return ocispec.Descriptor{}, nil, nil, err
 	}
@@ -310,6 +313,12 @@ func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Des
 	return desc, &format.Metadata{Kind: format.KindArtifact}, defaultRules{}, nil
 }
 
+// open opens source for reading, through the format that owns it when it
+// is not a registry repository (see format.Open).
+func (r *resolver) open(source string) (format.Repository, error) {
+	return format.Open(r.opts.Registry, r.opts.Formats, source)
+}
+
 func refString(source, object string) string {
 	if strings.HasPrefix(object, "sha256:") {
 		return source + "@" + object
@@ -327,7 +336,7 @@ func (r *resolver) listTags(ctx context.Context, source string) ([]string, error
 	}
 	r.mu.Unlock()
 	e.once.Do(func() {
-		repo, err := r.opts.Registry.Repository(source)
+		repo, err := r.open(source)
 		if err != nil {
 			e.err = err
 			return
@@ -465,7 +474,7 @@ func (rs *roundState) visit(ctx context.Context, key string) levelResult {
 // "_"), so the mirror can carry the tag too. It returns "" when none of
 // them points at the digest.
 func (r *resolver) tagOf(ctx context.Context, source string, d digest.Digest, version string) string {
-	repo, err := r.opts.Registry.Repository(source)
+	repo, err := r.open(source)
 	if err != nil {
 		return ""
 	}
@@ -487,7 +496,20 @@ func withChain(reqs []requirement, source string, err error) error {
 	if errors.As(err, &ue) {
 		return err
 	}
-	prefix := strings.Join(append(append([]string(nil), chain...), source), " -> ")
+	last := source
+	if len(reqs) > 0 && reqs[0].path != "" {
+		// The edge's name says how the parent named the package when it
+		// is more than the package's own name: a Helm chart's image
+		// names the template that deploys it.
+		name := reqs[0].path[strings.LastIndex(reqs[0].path, "/")+1:]
+		if i := strings.Index(reqs[0].path, "/templates/"); i >= 0 {
+			name = reqs[0].path[strings.LastIndex(reqs[0].path[:i], "/")+1:]
+		}
+		if name != source[strings.LastIndex(source, "/")+1:] {
+			last += " (via " + name + ")"
+		}
+	}
+	prefix := strings.Join(append(append([]string(nil), chain...), last), " -> ")
 	return &ChainError{Chain: prefix, Err: err}
 }
 
@@ -583,7 +605,7 @@ func (rs *roundState) choosePinned(ctx context.Context, source string, pin diges
 	if err != nil {
 		return choice{}, withChain(reqs, source, err)
 	}
-	repo, err := rs.r.opts.Registry.Repository(source)
+	repo, err := rs.r.open(source)
 	if err != nil {
 		return choice{}, err
 	}
@@ -641,6 +663,14 @@ func (rs *roundState) addPackage(res levelResult) ([]string, error) {
 		p.Ref = reqs[0].ref
 		p.Chain = reqs[0].chain
 		p.path = reqs[0].path
+	}
+	if p.Kind == format.KindArtifact {
+		for _, r := range reqs {
+			if r.kind != "" {
+				p.Kind = r.kind
+				break
+			}
+		}
 	}
 	rs.nodes[res.key] = p
 	rs.order = append(rs.order, res.key)
@@ -761,6 +791,7 @@ func (rs *roundState) edge(p *Package, parent ociref.Reference, chain []string, 
 		tag:         ref.Tag,
 		digest:      ref.Digest,
 		group:       d.SharingGroup,
+		kind:        d.Kind,
 	}
 	if strings.HasPrefix(constraint, "sha256:") {
 		req.digest, req.constraint = digest.Digest(constraint), ""

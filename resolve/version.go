@@ -32,6 +32,9 @@ type requirement struct {
 	digest digest.Digest
 	// any accepts whatever the closure already selected (a replaced edge).
 	any bool
+	// kind is the kind the target is locked as when no format claims its
+	// manifest (format.Dependency.Kind).
+	kind string
 }
 
 // canonical identifies what a requirement asks for, whoever asks: two

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/relocate"
 	"github.com/ferryhq/ferry/signature"
 )
@@ -144,14 +145,19 @@ func (p *Policy) Apply(ctx context.Context, l *lock.Lock, repos Repositories, co
 // checkPackage returns pkg's records and, if it fails the policy, a
 // *Failure.
 func (p *Policy) checkPackage(ctx context.Context, pkg *lock.Package, repos Repositories) ([]lock.Signature, error, error) {
-	repo, err := repos.Repository(pkg.Source)
-	if err != nil {
-		return nil, nil, err
-	}
+	var found []lock.Signature
+	var repo *remote.Repository
 	root := pkg.Descriptor()
-	found, err := Find(ctx, repo, root)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: looking up signatures: %w", pkg.Source, err)
+	// A package outside any registry (a chart in a classic Helm
+	// repository) can have no cosign signature or referrer attached.
+	if !ociref.IsURLSource(pkg.Source) {
+		var err error
+		if repo, err = repos.Repository(pkg.Source); err != nil {
+			return nil, nil, err
+		}
+		if found, err = Find(ctx, repo, root); err != nil {
+			return nil, nil, fmt.Errorf("%s: looking up signatures: %w", pkg.Source, err)
+		}
 	}
 	rule := p.Rule(pkg.Source)
 	fail := func(format string, args ...any) error {
@@ -308,6 +314,16 @@ func CheckMirror(ctx context.Context, repo *remote.Repository, repoName string, 
 			out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("%s is %s in the mirror, the lock records %s", label(s), desc.Digest, s.Digest)})
 		}
 	}
+	if pkg.Signatures != nil {
+		// The lock names exactly what was verified or carried (an empty
+		// list: nothing); anything else attached to the package's graph
+		// in the mirror was put there afterwards.
+		extra, err := unnamed(ctx, repo, repoName, pkg)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, extra...)
+	}
 	rule := pol.Rule(pkg.Source)
 	if rule == nil {
 		return out, 0, nil
@@ -339,6 +355,40 @@ func CheckMirror(ctx context.Context, repo *remote.Repository, repoName string, 
 		return out, 0, nil
 	}
 	return out, 1, nil
+}
+
+// unnamed lists the cosign artifacts and referrers attached to a
+// manifest of pkg's graph in the mirror that pkg's recorded signatures do
+// not name. A cosign tag of a subject and kind the lock records, pointing
+// at another digest, is not listed: CheckMirror reports it already.
+func unnamed(ctx context.Context, repo *remote.Repository, repoName string, pkg *lock.Package) ([]Finding, error) {
+	found, err := Find(ctx, repo, pkg.Descriptor())
+	if errors.Is(err, errdef.ErrNotFound) {
+		// A manifest of the graph is not in the mirror: what reads the
+		// graph (verify, install) reports it, naming it.
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: looking up signatures: %w", repoName, err)
+	}
+	named := map[string]bool{}
+	tagged := map[string]bool{}
+	for _, s := range pkg.Signatures {
+		named[s.Subject+" "+s.Kind+" "+s.Digest] = true
+		tagged[s.Subject+" "+s.Kind] = true
+	}
+	var out []Finding
+	for _, f := range found {
+		if named[f.Subject+" "+f.Kind+" "+f.Digest] || (f.Kind != KindReferrer && tagged[f.Subject+" "+f.Kind]) {
+			continue
+		}
+		ref := repoName + "@" + f.Digest
+		if f.Kind != KindReferrer {
+			ref = repoName + ":" + CosignTag(digest.Digest(f.Subject), f.Kind)
+		}
+		out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("%s %s is in the mirror but the lock does not name it: it was attached after the lock was written", label(f), f.Digest)})
+	}
+	return out, nil
 }
 
 // Failures returns every *Failure in err's tree, in order.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -12,7 +13,7 @@ import (
 	"oras.land/oras-go/v2/content/oci"
 	"oras.land/oras-go/v2/errdef"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/manifest"
 	"github.com/ferryhq/ferry/relocate"
 	"github.com/ferryhq/ferry/signature"
@@ -27,10 +28,34 @@ import (
 // whole. Problems go into the report (exit code 3); the error is for an
 // archive that cannot be read at all.
 func Archive(ctx context.Context, path string, key *signature.PublicKey) (*Report, error) {
-	l, data, sig, err := relocate.ReadArchiveLockSigned(path)
+	rep, _, err := ArchiveDetail(ctx, path, key)
+	return rep, err
+}
+
+// ArchiveInfo describes the archive ArchiveDetail checked.
+type ArchiveInfo struct {
+	// Paths are its tars: one, or every part of a split archive.
+	Paths []string `json:"paths"`
+	// Since is, for an incremental archive (--since), the digest of the
+	// earlier lock whose import it expects in the mirror.
+	Since string `json:"since,omitempty"`
+	// Expected are the nodes an incremental archive leaves to the earlier
+	// import: named by its lock, not in the archive, not a problem here.
+	Expected []relocate.MissingNode `json:"expected,omitempty"`
+}
+
+// ArchiveDetail is Archive for any archive ferry writes: a split one,
+// given by any of its parts (every part is checked, and must be of one
+// archive), and an incremental one, whose nodes left to the earlier
+// import are listed in the ArchiveInfo instead of reported missing.
+func ArchiveDetail(ctx context.Context, path string, key *signature.PublicKey) (*Report, *ArchiveInfo, error) {
+	arc, err := relocate.OpenArchive(ctx, path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	defer arc.Close()
+	l, data, sig := arc.Lock, arc.LockData, arc.LockSig
+	info := &ArchiveInfo{Paths: arc.Paths, Since: arc.Meta.Since}
 	rep := &Report{Deep: true, Problems: []Problem{}}
 	lockRef := path + ":" + relocate.ArchiveLockFile
 	if key != nil {
@@ -43,18 +68,22 @@ func Archive(ctx context.Context, path string, key *signature.PublicKey) (*Repor
 			}
 		}
 	}
-	store, err := oci.NewFromTar(ctx, path)
-	if err != nil {
-		return nil, exitcode.BadInput("archive %s is not an OCI layout: %w", path, err)
-	}
+	store := arc.Store
 	for _, p := range l.Resolved() {
 		rep.Packages++
 		a := &archiveCheck{store: store, rep: rep, pkg: p.Source, seen: map[digest.Digest]bool{}}
-		if err := a.node(ctx, p.Descriptor()); err != nil {
-			return nil, err
+		if arc.Incremental() {
+			a.expected = &info.Expected
 		}
-		if err := p.CheckImages(func(d digest.Digest) bool { return a.seen[d] }); err != nil {
-			rep.Problems = append(rep.Problems, Problem{Package: p.Source, Ref: p.Source + "@" + p.Digest, Kind: ProblemImage, Detail: err.Error()})
+		if err := a.node(ctx, p.Descriptor()); err != nil {
+			return nil, nil, err
+		}
+		// Below a node left to the earlier import, the images cannot be
+		// told apart offline: the import checks them.
+		if !a.partial {
+			if err := p.CheckImages(func(d digest.Digest) bool { return a.seen[d] }); err != nil {
+				rep.Problems = append(rep.Problems, Problem{Package: p.Source, Ref: p.Source + "@" + p.Digest, Kind: ProblemImage, Detail: err.Error()})
+			}
 		}
 		for _, s := range p.Signatures {
 			d, err := digest.Parse(s.Digest)
@@ -62,11 +91,33 @@ func Archive(ctx context.Context, path string, key *signature.PublicKey) (*Repor
 				continue // lock.Parse refuses such a lock
 			}
 			if err := a.node(ctx, ocispec.Descriptor{MediaType: s.MediaType, Digest: d, Size: s.Size}); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
-	return rep, nil
+	// Extension artifacts (porter-mixins/NAME:TAG) are re-hashed too: an
+	// import pushes them.
+	names, err := client.ListTags(ctx, store)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, name := range names {
+		if host, _, ok := strings.Cut(name, "/"); ok && (strings.ContainsAny(host, ".:") || host == "localhost") {
+			continue // a package's tag or signature, checked above
+		}
+		desc, err := store.Resolve(ctx, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		a := &archiveCheck{store: store, rep: rep, pkg: name, seen: map[digest.Digest]bool{}}
+		if arc.Incremental() {
+			a.expected = &info.Expected
+		}
+		if err := a.node(ctx, desc); err != nil {
+			return nil, nil, err
+		}
+	}
+	return rep, info, nil
 }
 
 // archiveCheck re-hashes one package's graph inside an archive.
@@ -75,6 +126,11 @@ type archiveCheck struct {
 	rep   *Report
 	pkg   string
 	seen  map[digest.Digest]bool
+	// expected, for an incremental archive, collects the nodes it lacks
+	// (left to the earlier import) instead of reporting them missing;
+	// partial tells that one was.
+	expected *[]relocate.MissingNode
+	partial  bool
 }
 
 // node reads desc from the archive, hashing it, and then its children
@@ -90,6 +146,11 @@ func (a *archiveCheck) node(ctx context.Context, desc ocispec.Descriptor) error 
 	}
 	rc, err := a.store.Fetch(ctx, desc)
 	if errors.Is(err, errdef.ErrNotFound) {
+		if a.expected != nil {
+			a.partial = true
+			*a.expected = append(*a.expected, relocate.MissingNode{Package: a.pkg, Digest: desc.Digest.String(), MediaType: desc.MediaType, Size: desc.Size})
+			return nil
+		}
 		problem(ProblemMissing, "not in the archive")
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/opencontainers/go-digest"
@@ -258,26 +259,50 @@ func (c *checker) checkPackage(ctx context.Context, p *lock.Package) error {
 		c.problem(f.Ref, ProblemSignature, "%s", f.Detail)
 	}
 	if c.opts.Key != nil {
-		return c.checkSignature(ctx, repo, repoName, root.Digest)
+		return c.checkSignature(ctx, repo, repoName, p, root.Digest)
 	}
 	return nil
 }
 
-// checkSignature requires a cosign signature of d, in the mirror beside
-// it, that verifies with the key.
-func (c *checker) checkSignature(ctx context.Context, repo *remote.Repository, repoName string, d digest.Digest) error {
+// checkSignature requires a signature of d in the mirror beside it that
+// verifies with the key, checked through Sigstore's libraries
+// (signature.Verifier: cosign's classic sha256-HEX.sig tag and Sigstore
+// bundles attached as OCI referrers). When the lock records p's
+// signatures, one that verifies must be among them: a signature the lock
+// does not name proves nothing about what was locked.
+func (c *checker) checkSignature(ctx context.Context, repo *remote.Repository, repoName string, p *lock.Package, d digest.Digest) error {
 	ref := repoName + ":" + signature.Tag(d)
-	_, err := signature.VerifyImage(ctx, repo, d, c.opts.Key)
+	v := &signature.Verifier{Keys: []*signature.PublicKey{c.opts.Key}}
+	res, err := v.VerifyImage(ctx, repo, d)
 	switch {
 	case errors.Is(err, signature.ErrNoSignature):
 		c.problem(ref, ProblemSignature, "no cosign signature of %s in the mirror: sign the source and run ferry mirror again (it copies signatures)", d)
+		return nil
 	case signature.IsMismatch(err):
 		c.problem(ref, ProblemSignature, "%v", err)
+		return nil
 	case err != nil:
 		return fmt.Errorf("checking the signature %s: %w", ref, err)
-	default:
-		c.signatures++
 	}
+	if p.Signatures != nil {
+		recorded := map[string]bool{}
+		for _, s := range p.Signatures {
+			if s.Subject == d.String() {
+				recorded[s.Digest] = true
+			}
+		}
+		var unnamed []string
+		for _, s := range res.Signatures {
+			if recorded[s.Manifest.Digest.String()] {
+				c.signatures++
+				return nil
+			}
+			unnamed = append(unnamed, s.Manifest.Digest.String())
+		}
+		c.problem(ref, ProblemSignature, "the signatures of %s that verify with the key (%s) are not the ones the lock records", d, strings.Join(unnamed, ", "))
+		return nil
+	}
+	c.signatures++
 	return nil
 }
 

@@ -235,5 +235,6 @@ func mirrorFlag(mirror string) (*relocate.Mapping, error) {
 	if err != nil {
 		return nil, err
 	}
+	m = m.WithFormats(formats.All())
 	return &m, nil
 }

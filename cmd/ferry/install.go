@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -27,7 +28,15 @@ staging directory beside it (.DIR.ferry-stage-KEY, KEY from the lock's
 digest) and renamed into place: after a failure it is unchanged, and the
 staging is kept so that the next install of the same lock resumes it
 (ferry gc removes it). Every package that can be fetched is; the failures
-are reported together. --porter-home DIR installs the locked Porter mixins into a
+are reported together. DIR/node/ holds, for every image of the closure
+whatever format brought it in, the node configuration that makes a
+cluster pull it from the mirror without editing any chart:
+containerd/certs.d/SOURCEHOST/hosts.toml (copy to containerd's
+config_path, /etc/containerd/certs.d), registries.conf.d/50-ferry-mirror.conf
+(CRI-O and Podman: /etc/containers/registries.conf.d/), and
+openshift/imagedigestmirrorset.yaml and imagetagmirrorset.yaml (oc apply
+-f); mirror hosts given with --plain-http, and loopback hosts, are written
+as plain HTTP. --porter-home DIR installs the locked Porter mixins into a
 PORTER_HOME for this OS and architecture, verified against the lock, with
 no access to the mixin feed: the highest version of each in Porter's
 layout (mixins/NAME/NAME, mixins/NAME/runtimes/NAME-runtime), and every
@@ -65,7 +74,7 @@ is 3.`,
 				return err
 			}
 			defer env.Close()
-			opts := install.Options{Registry: env.Client, Dest: dest, Concurrency: g.jobs, LockKey: lockKey, LockFile: lockPath, Retry: env.Client.RetryPolicy(), RequireSignedLock: requireSigned}
+			opts := install.Options{Registry: env.Client, Dest: dest, Concurrency: g.jobs, LockKey: lockKey, LockFile: lockPath, Retry: env.Client.RetryPolicy(), RequireSignedLock: requireSigned, PlainHTTP: g.plainHTTP}
 			// A signed lock's mirror locations are in LOCK.mirror.yaml.
 			if opts.Mirror, err = mirrorFlag(lockMirrorFlag(mirror, sidecar, stale)); err != nil {
 				return err
@@ -124,6 +133,9 @@ is 3.`,
 				g.progress("%d. %s %s", st.Order, st.Kind, st.Mirror)
 			}
 			g.progress("installed %d packages into %s", len(plan.Steps), dest)
+			if _, err := os.Stat(filepath.Join(dest, install.NodeDir)); err == nil {
+				g.progress("node mirror configuration (containerd, CRI-O/Podman, OpenShift) in %s", filepath.Join(dest, install.NodeDir))
+			}
 			return nil
 		},
 	}

@@ -17,7 +17,7 @@ import (
 
 func newMirrorCmd(g *globalFlags) *cobra.Command {
 	var lockPath, to, version, toArchive, fromArchive, from string
-	var signKeyPath, lockKeyPath string
+	var signKeyPath, lockKeyPath, sincePath, maxSizeFlag string
 	c := &cobra.Command{
 		Use:   "mirror [ROOT...|--lock F] [--from HOST[/PREFIX]] --to HOST[/PREFIX] | --to-archive FILE.tar",
 		Short: "Copy the locked closure into a mirror registry",
@@ -41,6 +41,20 @@ For an air gap, --to-archive writes the closure, its mixins and the lock
 into one tar (an OCI image layout with ferry.lock inside); on the other
 side, --from-archive FILE.tar --to HOST[/PREFIX] pushes it into the
 private registry and writes the lock with its mirror locations.
+
+For real media: --since OLD.lock writes only what an earlier import of
+OLD.lock lacks (the full new lock, but no blob or manifest reachable from
+OLD.lock's packages, no mixin binary OLD.lock names); its import checks,
+before pushing anything, that every node the lock names is in the archive
+or already in the mirror, and fails (exit 3) listing what is missing.
+--max-size 4GiB (KiB, MiB, GiB, KB, MB, GB or bytes) splits the archive
+into FILE.part1.tar, FILE.part2.tar, … (FILE without .tar), each a tar of
+an OCI layout no larger than the limit, each carrying the lock, its
+ferry.lock.sig and ferry-archive.json (lock digest, part K of N); an
+archive that fits in one part is written to FILE.tar. --from-archive and
+verify --archive take any part (or FILE.tar) and read all parts as one; a
+missing part is exit 2, a part of another archive exit 3. A blob larger
+than the limit is exit 2, before any tar is written.
 
 Mirror to mirror: --lock F --from HOST[/PREFIX] --to NEW reads every
 package from HOST/PREFIX/PATH instead of its source and every mixin from
@@ -66,12 +80,18 @@ failure is listed with its rule and exits 3, with nothing copied.`,
   ferry mirror ghcr.io/acme/app:v1.2.0 --to registry.internal/mirror
   ferry mirror --to-archive closure.tar                  # connected side
   ferry mirror --from-archive closure.tar --to registry.airgap/mirror
+  ferry mirror --to-archive update.tar --since last-sent.lock --max-size 4GiB
+  ferry mirror --from-archive update.part1.tar --to registry.airgap/mirror
   ferry mirror --lock ferry.lock --from registry.dmz/mirror --to registry.prod/mirror`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := g.checkOutput("text", "json"); err != nil {
 				return err
 			}
 			if err := checkMirrorFlags(args, to, toArchive, fromArchive); err != nil {
+				return err
+			}
+			aopts, err := archiveOptions(toArchive, sincePath, maxSizeFlag)
+			if err != nil {
 				return err
 			}
 			fromMap, err := mirrorFlag(from)
@@ -173,10 +193,10 @@ failure is listed with its rule and exits 3, with nothing copied.`,
 						return err
 					}
 				}
-				rep, err := relocate.ToArchiveSigned(cmd.Context(), l, lockSig, toArchive, relocate.Options{
+				rep, written, err := relocate.ToArchiveParts(cmd.Context(), l, lockSig, toArchive, relocate.Options{
 					Source: env.Client, Concurrency: g.jobs, Progress: progress, Formats: env.Formats,
 					Retry: env.Client.RetryPolicy(),
-				}, func(ctx context.Context, store *oci.Store) error {
+				}, aopts, func(ctx context.Context, store *oci.Store) error {
 					for _, t := range transfers {
 						if err := t.Archive(ctx, store); err != nil {
 							return err
@@ -186,6 +206,12 @@ failure is listed with its rule and exits 3, with nothing copied.`,
 				})
 				if err != nil {
 					return err
+				}
+				for i, p := range written.Paths {
+					g.progress("wrote %s (%d bytes, part %d of %d)", p, written.Sizes[i], i+1, len(written.Paths))
+				}
+				if aopts.Since != nil {
+					g.progress("incremental archive since %s: %d blobs and manifests left out, %d carried", sincePath, written.Omitted, written.Blobs)
 				}
 				return finishMirrorSigned(g, l, lockPath, rep, signKey, keep, "")
 			}
@@ -227,8 +253,38 @@ failure is listed with its rule and exits 3, with nothing copied.`,
 	c.Flags().StringVar(&fromArchive, "from-archive", "", "copy an archive written by --to-archive into the registry named by --to")
 	c.Flags().StringVar(&signKeyPath, "sign-key", "", "cosign private key (cosign.key; password in $COSIGN_PASSWORD): sign the lock written into LOCK.sig, as cosign sign-blob does")
 	c.Flags().StringVar(&lockKeyPath, "lock-key", "", "with --from-archive: cosign public key (cosign.pub); refuse the archive before pushing anything unless its ferry.lock.sig verifies over its ferry.lock")
+	c.Flags().StringVar(&sincePath, "since", "", "with --to-archive: write only what an earlier import of this lock (OLD.lock) lacks; the import takes the rest from the mirror")
+	c.Flags().StringVar(&maxSizeFlag, "max-size", "", "with --to-archive: split the archive into parts FILE.part1.tar, FILE.part2.tar, … of at most this size (4GiB, 700MB, bytes)")
 	c.Flags().StringVar(&from, "from", "", "mirror to mirror: read the lock's packages and mixins from this mirror HOST[/PREFIX] instead of the sources and the feed")
 	return c
+}
+
+// archiveOptions reads --since and --max-size, which only --to-archive
+// takes.
+func archiveOptions(toArchive, sincePath, maxSize string) (relocate.ArchiveOptions, error) {
+	var out relocate.ArchiveOptions
+	if toArchive == "" && (sincePath != "" || maxSize != "") {
+		return out, exitcode.BadInput("--since and --max-size shape an archive: give them with --to-archive")
+	}
+	if maxSize != "" {
+		n, err := relocate.ParseSize(maxSize)
+		if err != nil {
+			return out, exitcode.BadInput("--max-size: %w", err)
+		}
+		out.MaxSize = n
+	}
+	if sincePath != "" {
+		old, err := lock.Read(sincePath)
+		if err != nil {
+			return out, exitcode.BadInput("--since: %w", err)
+		}
+		data, err := os.ReadFile(sincePath)
+		if err != nil {
+			return out, exitcode.BadInput("--since: %w", err)
+		}
+		out.Since, out.SinceData = old, data
+	}
+	return out, nil
 }
 
 // prepareExtensions fetches and checks, for every extension (Porter

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/helm"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/serve"
@@ -26,13 +27,18 @@ crane, oras, docker and ferry push to it and pull from it. Port 0 picks a
 free port; --addr-file writes the address actually used. It also answers
 Porter's mixin mirror protocol (/mixins/atom.xml) from the mixins that
 ferry mirror pushed, under any prefix, so that
-porter mixins install NAME --mirror http://ADDR works offline.
+porter mixins install NAME --mirror http://ADDR works offline, and a
+classic Helm chart repository (/charts/index.yaml, /charts/NAME-VERSION.tgz)
+from the charts it stores, so that helm repo add mirror http://ADDR/charts
+and helm install mirror/NAME work offline.
 
 Without --lock, the mixin endpoints serve every mixin version tagged in
 the registry, unchecked: whoever can push to it decides what porter
 installs. --lock ferry.lock serves only the mixin versions and binaries
-the lock holds, each only when its digest and size are the lock's; any
-other answers 404 saying why, and a line is logged. The OCI registry API
+the lock holds, each only when its digest and size are the lock's, and
+only the charts whose manifest digest the lock holds; any other answers
+404 saying why, and a line is logged. Chart archives are checked against
+their digests while they are sent, with or without --lock. The OCI registry API
 (/v2/) is served as it is: its clients check digests themselves.
 
 --tls-cert and --tls-key serve HTTPS. --htpasswd FILE requires basic-auth
@@ -65,11 +71,13 @@ overwrite the mirror; --insecure starts it anyway.`,
 				return err
 			}
 			var locked []mixin.Locked
+			var theLock *lock.Lock
 			if lockFile != "" {
 				l, err := lock.Read(lockFile)
 				if err != nil {
 					return err
 				}
+				theLock = l
 				if locked, err = mixin.FromLock(l); err != nil {
 					return err
 				}
@@ -89,16 +97,25 @@ overwrite the mirror; --insecure starts it anyway.`,
 				opts.Extra = map[string]http.Handler{}
 			}
 			opts.Extra["/mixins/"] = mixins
+			charts := helm.NewRepoHandler()
+			opts.Extra[helm.ChartsPath] = charts
 			srv, err := serve.Start(cmd.Context(), opts)
 			if err != nil {
 				return exitcode.With(exitcode.Usage, err)
 			}
-			bind := func() error { return mixins.Bind(srv.Registry()) }
+			bind := func() error {
+				if err := mixins.Bind(srv.Registry()); err != nil {
+					return err
+				}
+				return charts.Bind(srv.Registry())
+			}
 			if lockFile != "" {
 				bind = func() error {
-					return mixins.BindLocked(srv.Registry(), locked, func(format string, args ...any) {
-						logger.Warn(fmt.Sprintf(format, args...))
-					})
+					warn := func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) }
+					if err := mixins.BindLocked(srv.Registry(), locked, warn); err != nil {
+						return err
+					}
+					return charts.BindLocked(srv.Registry(), theLock, warn)
 				}
 			}
 			if err := bind(); err != nil {
@@ -135,7 +152,7 @@ overwrite the mirror; --insecure starts it anyway.`,
 	f.BoolVar(&opts.AnonymousRead, "anonymous-read", false, "with --htpasswd, let reads through without credentials (writes still need them)")
 	f.BoolVar(&opts.Insecure, "insecure", false, "allow an address other than loopback with neither TLS nor --htpasswd")
 	f.StringVar(&addrFile, "addr-file", "", "write the listening address to this file")
-	f.StringVar(&lockFile, "lock", "", "serve only the mixin versions and binaries this lock holds, checked by digest")
+	f.StringVar(&lockFile, "lock", "", "serve only the mixin versions, binaries and Helm charts this lock holds, checked by digest")
 	return c
 }
 
@@ -153,7 +170,7 @@ func serveMode(opts serve.Options, locked bool) string {
 		m = append(m, "read-only")
 	}
 	if locked {
-		m = append(m, "mixins checked against the lock")
+		m = append(m, "mixins and charts checked against the lock")
 	}
 	if opts.TLSCert == "" && opts.Htpasswd == "" && !client.IsLoopback(opts.Addr) {
 		m = append(m, "UNPROTECTED (--insecure)")

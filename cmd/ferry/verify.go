@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -33,9 +34,14 @@ at the locked digest. Mixins are not resolved again; their mirrored
 artifacts are checked as always. --resolve-sources resolves it again
 against the source registries (and the mixin feed) instead, and reports a
 tag that moved or a closure that changed there. --key cosign.pub requires every package's
-cosign signature in the mirror (the manifest tagged sha256-HEX.sig beside
-it, copied by ferry mirror) to name the locked digest and verify with the
-key. --lock-key cosign.pub requires the lock's own signature, LOCK.sig
+signature in the mirror (cosign's manifest tagged sha256-HEX.sig beside
+it, or a Sigstore bundle attached as an OCI referrer, copied by ferry
+mirror) to name the locked digest and verify with the key, checked with
+Sigstore's libraries; when the lock records the package's signatures, the
+one that verifies must be one of them. Every signature, attestation, SBOM
+and referrer the lock records must be in the mirror with its recorded
+digest, and one attached in the mirror that the lock does not name is a
+problem. --lock-key cosign.pub requires the lock's own signature, LOCK.sig
 beside it, as cosign sign-blob writes it. Every problem is listed; the exit
 code is 3 if there is any.`,
 		Example: `  ferry verify
@@ -59,9 +65,19 @@ code is 3 if there is any.`,
 			}
 			if archivePath != "" {
 				// Offline: the archive alone, before any import.
-				rep, err := verify.Archive(cmd.Context(), archivePath, lockKey)
+				rep, info, err := verify.ArchiveDetail(cmd.Context(), archivePath, lockKey)
 				if err != nil {
 					return err
+				}
+				if len(info.Paths) > 1 {
+					g.progress("checked %d parts: %s", len(info.Paths), strings.Join(info.Paths, ", "))
+				}
+				if info.Since != "" {
+					// Not a problem: the import checks them in the mirror.
+					g.progress("incremental archive (--since the lock %s): %d nodes are expected from the earlier import", info.Since, len(info.Expected))
+					for _, e := range info.Expected {
+						g.progress("  expected in the mirror: %s %s (%s, %d bytes)", e.Package, e.Digest, e.MediaType, e.Size)
+					}
 				}
 				return printReport(g, rep, true)
 			}

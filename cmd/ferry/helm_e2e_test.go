@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+
+	"github.com/ferryhq/ferry/helm"
+	"github.com/ferryhq/ferry/internal/charttest"
+	"github.com/ferryhq/ferry/internal/clitest"
+	"github.com/ferryhq/ferry/internal/fixture"
+	"github.com/ferryhq/ferry/internal/registrytest"
+	"github.com/ferryhq/ferry/lock"
+)
+
+// chartCreated is the creation time every fixture chart records.
+var chartCreated = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// chartRepoServer serves a classic Helm repository (index.yaml and .tgz
+// files) on 127.0.0.1, and can be stopped.
+type chartRepoServer struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	files map[string][]byte
+}
+
+func newChartRepoServer(t *testing.T) *chartRepoServer {
+	t.Helper()
+	s := &chartRepoServer{files: map[string][]byte{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		data, ok := s.files[strings.TrimPrefix(r.URL.Path, "/")]
+		s.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write(data)
+	})}}
+	s.srv.Start()
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// publish writes archives (name -> .tgz) and their index.yaml.
+func (s *chartRepoServer) publish(t *testing.T, archives map[string][]byte) {
+	t.Helper()
+	idx, err := charttest.ChartIndex(archives, s.srv.URL, chartCreated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, data := range archives {
+		s.files[name] = data
+	}
+	s.files["index.yaml"] = idx
+}
+
+func (s *chartRepoServer) set(name string, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.files[name] = data
+}
+
+// helmWorld is a source registry with charts and the images they deploy,
+// a classic chart repository, and an empty mirror.
+type helmWorld struct {
+	src, mirror *registrytest.Registry
+	repo        *chartRepoServer
+	// images maps a name to the image reference pushed for it.
+	images map[string]string
+}
+
+func deployment(name, image string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %s
+spec:
+  template:
+    spec:
+      initContainers:
+        - name: init
+          image: %s
+      containers:
+        - name: main
+          image: %s
+`, name, image, image)
+}
+
+func newHelmWorld(t *testing.T) *helmWorld {
+	t.Helper()
+	ctx := context.Background()
+	w := &helmWorld{src: registrytest.New(t), mirror: registrytest.New(t), repo: newChartRepoServer(t), images: map[string]string{}}
+	c := registrytest.Client(t)
+	for _, name := range []string{"web", "redis", "metrics", "common", "sidecar", "worker", "cron"} {
+		ref := w.src.Host + "/images/" + name + ":1.0"
+		repo := registrytest.Repository(t, c, w.src.Host+"/images/"+name)
+		desc, err := fixture.PushImage(ctx, repo, "helm-"+name, 512)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := repo.Tag(ctx, desc, "1.0"); err != nil {
+			t.Fatal(err)
+		}
+		w.images[name] = ref
+	}
+	charts := w.src.Host + "/charts"
+	push := func(ch *chart.Chart) {
+		t.Helper()
+		tgz, err := charttest.ChartArchive(ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := charttest.PushChart(tgz, charts, chartCreated); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// metrics: two levels below web.
+	push(charttest.Chart(charttest.ChartSpec{Name: "metrics", Version: "1.0.0", Templates: map[string]string{"d.yaml": deployment("metrics", w.images["metrics"])}}))
+	// redis 1.0.0, 1.1.0 (chosen by ^1.0.0) and 2.0.0.
+	for _, v := range []string{"1.0.0", "1.1.0", "2.0.0"} {
+		push(charttest.Chart(charttest.ChartSpec{
+			Name: "redis", Version: v,
+			Dependencies: []*chart.Dependency{{Name: "metrics", Version: "1.0.0", Repository: "oci://" + charts}},
+			Templates:    map[string]string{"d.yaml": deployment("redis", w.images["redis"])},
+		}))
+	}
+	// common, in the classic repository; its image is set by values.
+	var archives = map[string][]byte{}
+	for _, v := range []string{"0.1.0", "0.2.0"} {
+		tgz, err := charttest.ChartArchive(charttest.Chart(charttest.ChartSpec{
+			Name: "common", Version: v,
+			Values:    map[string]any{"image": map[string]any{"repository": w.src.Host + "/images/common", "tag": "1.0"}},
+			Templates: map[string]string{"d.yaml": deployment("common", "{{ .Values.image.repository }}:{{ .Values.image.tag }}")},
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		archives["common-"+v+".tgz"] = tgz
+	}
+	w.repo.publish(t, archives)
+	// web: a +build version, an OCI dependency with a range, an aliased
+	// one disabled by a condition, a classic-repository dependency by
+	// alias, and a vendored subchart with its own image.
+	sidecar := charttest.Chart(charttest.ChartSpec{Name: "sidecar", Version: "0.1.0", Templates: map[string]string{"d.yaml": deployment("sidecar", w.images["sidecar"])}})
+	push(charttest.Chart(charttest.ChartSpec{
+		Name: "web", Version: "1.0.0+build.1",
+		Dependencies: []*chart.Dependency{
+			{Name: "redis", Version: "^1.0.0", Repository: "oci://" + charts},
+			{Name: "redis", Alias: "cache", Version: "2.0.0", Repository: "oci://" + charts, Condition: "cache.enabled"},
+			{Name: "common", Version: "0.x", Repository: "@example"},
+			{Name: "sidecar", Version: "0.1.0"},
+		},
+		Values: map[string]any{"cache": map[string]any{"enabled": false}},
+		Templates: map[string]string{
+			"d.yaml":    deployment("web", w.images["web"]),
+			"cron.yaml": "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c}\nspec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers:\n            - {name: c, image: " + w.images["cron"] + "}\n",
+		},
+		Vendored: []*chart.Chart{sidecar},
+	}))
+	return w
+}
+
+func (w *helmWorld) ferryYAML(extra string) string {
+	return `apiVersion: ferry.dev/v1alpha1
+kind: MirrorSet
+charts:
+  - ref: oci://` + w.src.Host + `/charts/web
+    version: ">=1.0.0-0"
+helm:
+  repositories:
+    example: ` + w.repo.srv.URL + `
+` + extra
+}
+
+// TestHelmClosure: an OCI chart with an OCI dependency chosen by a range
+// (and its own dependency, two levels deep), an aliased dependency
+// disabled by a condition, a dependency in a classic repository named by
+// an alias, a vendored subchart, a +build version and images set by
+// values are locked, mirrored, verified and installed; with the sources
+// stopped, Helm's own client pulls and renders the mirrored charts.
+func TestHelmClosure(t *testing.T) {
+	w := newHelmWorld(t)
+	env := clitest.New(t)
+	env.WriteFile("ferry.yaml", w.ferryYAML(""))
+	env.MustRun("lock")
+	l, err := lock.Read(env.Path("ferry.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	charts := w.src.Host + "/charts/"
+	want := map[string]string{ // source -> version
+		charts + "web":             "1.0.0_build.1",
+		charts + "redis":           "",
+		charts + "metrics":         "1.0.0",
+		w.repo.srv.URL + "/common": "0.2.0",
+	}
+	got := map[string][]string{}
+	kinds := map[string]int{}
+	for _, p := range l.Resolved() {
+		got[p.Source] = append(got[p.Source], p.Version)
+		kinds[p.Kind]++
+	}
+	for src, v := range want {
+		if len(got[src]) == 0 || (v != "" && got[src][0] != v) {
+			t.Errorf("lock: %s at %v, want %q", src, got[src], v)
+		}
+	}
+	if vs := strings.Join(got[charts+"redis"], ","); !strings.Contains(vs, "1.1.0") || !strings.Contains(vs, "2.0.0") {
+		t.Errorf("redis locked at %s, want 1.1.0 (^1.0.0) and 2.0.0 (the disabled alias is still mirrored)", vs)
+	}
+	for _, name := range []string{"web", "redis", "metrics", "common", "sidecar", "cron"} {
+		src := w.src.Host + "/images/" + name
+		p := l.Package(src)
+		if p == nil || p.Kind != "image" {
+			t.Errorf("image %s: %+v, want it locked as kind image", src, p)
+		}
+	}
+	if kinds["helm.chart"] < 5 {
+		t.Errorf("kinds: %v", kinds)
+	}
+	// ferry why names the chart and the template.
+	why := env.MustRun("why", w.src.Host+"/images/sidecar")
+	if !strings.Contains(why.Stdout+why.Stderr, "sidecar/templates/d.yaml") || !strings.Contains(why.Stdout+why.Stderr, "web") {
+		t.Errorf("why: %s%s", why.Stdout, why.Stderr)
+	}
+
+	env.MustRun("mirror", "--to", w.mirror.Host+"/m")
+	env.MustRun("verify", "--deep", "--mirror", w.mirror.Host+"/m")
+	w.src.Stop()
+	w.repo.srv.Close()
+
+	// Helm's own client pulls the mirrored charts, which render.
+	hc, err := charttest.HelmClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ref, name := range map[string]string{
+		w.mirror.Host + "/m/charts/web:1.0.0_build.1": "web",
+		w.mirror.Host + "/m/charts/common:0.2.0":      "common",
+	} {
+		res, err := hc.Pull(ref)
+		if err != nil {
+			t.Fatalf("helm pull %s: %v", ref, err)
+		}
+		ch, err := loader.LoadArchive(bytes.NewReader(res.Chart.Data))
+		if err != nil || ch.Name() != name {
+			t.Fatalf("helm pull %s: %v %v", ref, ch, err)
+		}
+		if _, err := helm.Images(ch, nil); err != nil {
+			t.Errorf("rendering %s: %v", ref, err)
+		}
+	}
+	dest := env.Path("installed")
+	env.MustRun("install", "--dest", dest, "--mirror", w.mirror.Host+"/m")
+	for _, f := range []string{"charts/web-1.0.0+build.1.tgz", "charts/common-0.2.0.tgz", "charts/metrics-1.0.0.tgz"} {
+		data, err := os.ReadFile(filepath.Join(dest, f))
+		if err != nil {
+			t.Errorf("install: %v", err)
+			continue
+		}
+		if _, err := loader.LoadArchive(bytes.NewReader(data)); err != nil {
+			t.Errorf("install %s: %v", f, err)
+		}
+	}
+}
+
+// TestHelmBadInput: each bad chart input is a clear error naming the
+// chart and the chain, with the exit code PRODUCT.md gives, and no lock.
+func TestHelmBadInput(t *testing.T) {
+	w := newHelmWorld(t)
+	charts := w.src.Host + "/charts"
+	push := func(ch *chart.Chart) {
+		t.Helper()
+		tgz, err := charttest.ChartArchive(ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := charttest.PushChart(tgz, charts, chartCreated); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push(charttest.Chart(charttest.ChartSpec{Name: "noimage", Version: "1.0.0", Templates: map[string]string{"d.yaml": deployment("x", w.src.Host+"/images/missing:9.9")}}))
+	push(charttest.Chart(charttest.ChartSpec{Name: "fails", Version: "1.0.0", Templates: map[string]string{"d.yaml": `{{ required "tag is required" .Values.tag }}`}}))
+	push(charttest.Chart(charttest.ChartSpec{Name: "badrange", Version: "1.0.0", Dependencies: []*chart.Dependency{{Name: "redis", Version: "not a range", Repository: "oci://" + charts}}}))
+	push(charttest.Chart(charttest.ChartSpec{Name: "parent", Version: "1.0.0", Dependencies: []*chart.Dependency{{Name: "noimage", Version: "1.x", Repository: "oci://" + charts}}}))
+	// A classic repository whose archive does not match its index.
+	good, err := charttest.ChartArchive(charttest.Chart(charttest.ChartSpec{Name: "tampered", Version: "1.0.0"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.repo.publish(t, map[string][]byte{"tampered-1.0.0.tgz": good})
+	other, err := charttest.ChartArchive(charttest.Chart(charttest.ChartSpec{Name: "tampered", Version: "1.0.0", AppVersion: "evil"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.repo.set("tampered-1.0.0.tgz", other)
+
+	for _, tc := range []struct {
+		name  string
+		chart string
+		code  int
+		want  []string
+	}{
+		{"missing image", "ref: oci://" + charts + "/noimage", 1, []string{"noimage", "templates/d.yaml", "images/missing:9.9"}},
+		{"missing image two levels down", "ref: oci://" + charts + "/parent", 1, []string{"parent", "noimage", "templates/d.yaml"}},
+		{"template fails", "ref: oci://" + charts + "/fails", 2, []string{"fails", "templates/d.yaml", "tag is required"}},
+		{"invalid range", "ref: oci://" + charts + "/badrange", 2, []string{"badrange", "redis", "not a range"}},
+		{"index digest mismatch", "repo: " + w.repo.srv.URL + "\n    name: tampered", 3, []string{"tampered", "1.0.0", "digest"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := clitest.New(t)
+			env.WriteFile("ferry.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\ncharts:\n  - "+tc.chart+"\n")
+			env.Expect(tc.code, []string{"lock"}, tc.want...)
+			if _, err := os.Stat(env.Path("ferry.lock")); err == nil {
+				t.Error("a lock was written")
+			}
+		})
+	}
+}

@@ -1,0 +1,186 @@
+package helm
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/ferryhq/ferry/mirrorset"
+	"github.com/ferryhq/ferry/ociref"
+	"github.com/ferryhq/ferry/sizecap"
+)
+
+// The ferry.yaml keys the Helm format owns.
+const (
+	// KeyCharts lists chart roots: `charts: [{ref|repo+name, version,
+	// values, set}]`.
+	KeyCharts = "charts"
+	// KeyHelm holds Helm settings: `helm: {repositories: {NAME: URL}}`,
+	// the repository aliases a Chart.yaml names as "@NAME".
+	KeyHelm = "helm"
+	// KeyExclude lists images never to lock: `exclude: [REPO[:TAG]]`.
+	KeyExclude = "exclude"
+)
+
+// ChartRoot is one entry of ferry.yaml's `charts:`.
+type ChartRoot struct {
+	// Ref is an OCI chart: "oci://HOST/PATH" or "HOST/PATH", with
+	// ":VERSION" or "@sha256:…" if Version is empty.
+	Ref string `yaml:"ref,omitempty"`
+	// Repo is a classic Helm repository: its URL, or "@NAME" for one of
+	// helm.repositories.
+	Repo string `yaml:"repo,omitempty"`
+	// Name is the chart's name in Repo.
+	Name string `yaml:"name,omitempty"`
+	// Version is a version or a range, as Chart.yaml's dependencies
+	// write them.
+	Version string `yaml:"version,omitempty"`
+	// Values are values files (paths relative to the working directory)
+	// used to render the chart and find its images, in order, as
+	// `helm template -f` takes them.
+	Values []string `yaml:"values,omitempty"`
+	// Set are values as `helm template --set KEY=VALUE` takes them.
+	Set map[string]string `yaml:"set,omitempty"`
+}
+
+// helmSection is ferry.yaml's `helm:`.
+type helmSection struct {
+	// Repositories maps an alias (Chart.yaml's "@NAME" or "alias:NAME")
+	// to a repository URL, as `helm repo add NAME URL` records it.
+	Repositories map[string]string `yaml:"repositories,omitempty"`
+}
+
+// Settings are the Helm format's ferry.yaml keys.
+type Settings struct {
+	// Charts are the chart roots.
+	Charts []ChartRoot
+	// Repositories are the repository aliases.
+	Repositories map[string]string
+	// Exclude lists images never to lock, as references normalised the
+	// Docker way: a repository ("docker.io/library/busybox") excludes
+	// every tag of it, a reference with a tag or digest only that one.
+	Exclude []string
+}
+
+func settingsOf(m *mirrorset.MirrorSet) (Settings, error) {
+	var s Settings
+	if m == nil {
+		return s, nil
+	}
+	if _, err := m.Section(KeyCharts, &s.Charts); err != nil {
+		return s, fmt.Errorf("%s: %w", KeyCharts, err)
+	}
+	var h helmSection
+	if _, err := m.Section(KeyHelm, &h); err != nil {
+		return s, fmt.Errorf("%s: %w", KeyHelm, err)
+	}
+	s.Repositories = h.Repositories
+	if _, err := m.Section(KeyExclude, &s.Exclude); err != nil {
+		return s, fmt.Errorf("%s: %w", KeyExclude, err)
+	}
+	for name, u := range s.Repositories {
+		if !ociref.IsURLSource(u) && !strings.HasPrefix(u, ociref.OCIScheme) {
+			return s, fmt.Errorf("%s.repositories.%s: %q is not an http(s):// or oci:// repository URL", KeyHelm, name, u)
+		}
+	}
+	for i, c := range s.Charts {
+		where := fmt.Sprintf("%s[%d]", KeyCharts, i)
+		switch {
+		case c.Ref != "" && (c.Repo != "" || c.Name != ""):
+			return s, fmt.Errorf("%s: give either ref (an OCI chart) or repo and name (a chart in a classic repository), not both", where)
+		case c.Ref == "" && (c.Repo == "" || c.Name == ""):
+			return s, fmt.Errorf("%s: give ref (an OCI chart) or repo and name (a chart in a classic repository)", where)
+		}
+		if c.Version != "" && !strings.HasPrefix(c.Version, "sha256:") {
+			if _, err := semver.NewConstraint(c.Version); err != nil {
+				return s, fmt.Errorf("%s: version %q is not a version or range: %w", where, c.Version, err)
+			}
+		}
+		if _, err := s.chartRef(c); err != nil {
+			return s, fmt.Errorf("%s: %w", where, err)
+		}
+		for _, f := range c.Values {
+			if _, err := os.Stat(f); err != nil {
+				return s, fmt.Errorf("%s: values file %s: %w", where, f, err)
+			}
+		}
+	}
+	for i, e := range s.Exclude {
+		if _, err := ociref.ParseNormalized(e, ""); err != nil {
+			return s, fmt.Errorf("%s[%d]: %w", KeyExclude, i, err)
+		}
+	}
+	return s, nil
+}
+
+// repositoryURL returns the repository a Chart.yaml dependency or a
+// `charts:` entry names: "@NAME" and "alias:NAME" are looked up in the
+// aliases, as helm's pkg/downloader/manager.go resolveRepoNames looks
+// them up in repositories.yaml.
+func (s Settings) repositoryURL(repo string) (string, error) {
+	name, ok := strings.CutPrefix(repo, "@")
+	if !ok {
+		name, ok = strings.CutPrefix(repo, "alias:")
+	}
+	if !ok {
+		return repo, nil
+	}
+	u, found := s.Repositories[name]
+	if !found {
+		known := make([]string, 0, len(s.Repositories))
+		for k := range s.Repositories {
+			known = append(known, "@"+k)
+		}
+		sort.Strings(known)
+		hint := "none are defined"
+		if len(known) > 0 {
+			hint = "known: " + strings.Join(known, ", ")
+		}
+		return "", fmt.Errorf("repository %s is not defined; add it to ferry.yaml as `%s: {repositories: {%s: URL}}` (%s)", repo, KeyHelm, name, hint)
+	}
+	return u, nil
+}
+
+// chartRef returns the reference of a `charts:` entry: an OCI
+// repository, or REPOURL/NAME for a chart in a classic repository.
+func (s Settings) chartRef(c ChartRoot) (string, error) {
+	if c.Ref != "" {
+		r, err := ociref.ParseNormalized(c.Ref, "")
+		if err != nil {
+			return "", err
+		}
+		return r.String(), nil
+	}
+	u, err := s.repositoryURL(c.Repo)
+	if err != nil {
+		return "", err
+	}
+	return joinRepo(u, c.Name)
+}
+
+// joinRepo returns the reference of chart name in repository repoURL
+// (http(s):// or oci://).
+func joinRepo(repoURL, name string) (string, error) {
+	ref := strings.TrimSuffix(strings.TrimPrefix(repoURL, ociref.OCIScheme), "/") + "/" + name
+	r, err := ociref.Parse(ref)
+	if err != nil {
+		return "", fmt.Errorf("chart %s in repository %s: %w", name, repoURL, err)
+	}
+	return r.String(), nil
+}
+
+// readValues reads a `charts:` entry's values files and set values.
+func readValues(c ChartRoot) (map[string]any, error) {
+	files := make([][]byte, 0, len(c.Values))
+	for _, f := range c.Values {
+		data, err := sizecap.ReadFile(f, mirrorset.MaxFileSize)
+		if err != nil {
+			return nil, fmt.Errorf("values file %s: %w", f, err)
+		}
+		files = append(files, data)
+	}
+	return Values(files, c.Set)
+}

@@ -1,0 +1,3 @@
+{{- define "web.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag }}
+{{- end -}}
