@@ -154,6 +154,10 @@ type mappedRepositories struct {
 	to   func(source string) (string, error)
 }
 
+// MapsSources reports that every source, a chart in a classic Helm
+// repository included, is read from its mapped repository.
+func (mappedRepositories) MapsSources() bool { return true }
+
 // Repository opens source's mapped repository.
 func (m mappedRepositories) Repository(source string) (*remote.Repository, error) {
 	name, err := m.to(source)

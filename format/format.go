@@ -219,6 +219,14 @@ type Registries interface {
 	Repository(repo string) (*remote.Repository, error)
 }
 
+// SourceMapper is a Registries that opens, for every source, the registry
+// repository standing in for it (the mirror, when `ferry verify --resolve`
+// proves the mirror alone resolves the closure), non-registry sources
+// included.
+type SourceMapper interface {
+	MapsSources() bool
+}
+
 // httpClienter is what a Registries offers when it also fetches plain
 // HTTP content (*client.Client): the run's TLS, proxy, timeouts and
 // retries.
@@ -229,7 +237,18 @@ type httpClienter interface {
 // Open opens the repository named source for reading: through the format
 // that owns it when it is not a registry (a chart in a classic Helm
 // repository, see Origin), else through regs.
+//
+// A Registries that maps every source to another registry repository (a
+// mirror standing in for the sources, see SourceMapper) opens every source
+// itself.
 func Open(regs Registries, formats []Format, source string) (Repository, error) {
+	if m, ok := regs.(SourceMapper); ok && m.MapsSources() {
+		repo, err := regs.Repository(source)
+		if err != nil {
+			return nil, err
+		}
+		return repo, nil
+	}
 	if o, ok := OriginOf(formats, source); ok {
 		hc := http.DefaultClient
 		if c, ok := regs.(httpClienter); ok {

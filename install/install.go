@@ -408,6 +408,21 @@ func fetchStep(ctx context.Context, p *lock.Package, st Step, store *oci.Store, 
 		}
 		return nil, err
 	}
+	// The mirror's tag must still name the locked digest, as ferry verify
+	// requires: a tag moved in the mirror (an older release under a newer
+	// tag) means the mirror and the lock disagree, even though what is
+	// installed is read by digest.
+	if p.Version != "" {
+		desc, err := repo.Resolve(ctx, p.Version)
+		switch {
+		case errors.Is(err, errdef.ErrNotFound):
+			return nil, exitcode.Mismatchf("refusing to install %s: tag %s:%s is missing from the mirror", p.Source, repoName, p.Version)
+		case err != nil:
+			return nil, fmt.Errorf("installing %s: resolving %s:%s: %w", p.Source, repoName, p.Version, err)
+		case desc.Digest.String() != p.Digest:
+			return nil, exitcode.Mismatchf("refusing to install %s: tag %s:%s points at %s in the mirror, the lock has %s", p.Source, repoName, p.Version, desc.Digest, p.Digest)
+		}
+	}
 	name := repoName + ":" + p.Version
 	if p.Version == "" {
 		name = repoName + ":" + strings.Replace(p.Digest, ":", "-", 1)

@@ -10,6 +10,7 @@ import (
 	"os"
 	pathpkg "path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -183,7 +184,7 @@ func toArchive(ctx context.Context, l *lock.Lock, sig []byte, path string, opts 
 // archivePackage copies p from its source repository into the archive's
 // layout by copyTree, the copy a mirror to a registry makes.
 func archivePackage(ctx context.Context, p *lock.Package, store *oci.Store, opts Options, led *ledger) (*PackageResult, error) {
-	repo, err := opts.Source.Repository(p.Source)
+	repo, err := opts.openSource(p)
 	if err != nil {
 		return nil, err
 	}
@@ -324,6 +325,7 @@ func FromArchiveChecked(ctx context.Context, path string, opts Options, check Lo
 	if opts.Target == nil {
 		opts.Target = opts.Source
 	}
+	opts.To = opts.To.WithFormats(opts.Formats)
 	a, err := OpenArchive(ctx, path)
 	if err != nil {
 		return nil, nil, err
@@ -338,7 +340,11 @@ func FromArchiveChecked(ctx context.Context, path string, opts Options, check Lo
 	pkgs := l.Resolved()
 	var sources []string
 	for _, p := range pkgs {
-		sources = append(sources, p.Source)
+		// One source may be locked at several versions (Porter's and
+		// Helm's unshared dependencies): it is one repository.
+		if !slices.Contains(sources, p.Source) {
+			sources = append(sources, p.Source)
+		}
 	}
 	if err := opts.To.Check(sources); err != nil {
 		return nil, nil, err

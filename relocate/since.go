@@ -45,7 +45,7 @@ func sinceOmit(ctx context.Context, old *lock.Lock, oldData []byte, store *oci.S
 					return store.Fetch(ctx, d)
 				}
 				if src == content.Fetcher(store) {
-					repo, err := opts.Source.Repository(opts.origin(p))
+					repo, err := opts.openSource(p)
 					if err != nil {
 						return nil, err
 					}

@@ -245,8 +245,16 @@ func TestHelmClosure(t *testing.T) {
 
 	env.MustRun("mirror", "--to", w.mirror.Host+"/m")
 	env.MustRun("verify", "--deep", "--mirror", w.mirror.Host+"/m")
+	env.MustRun("mirror", "--to-archive", "charts.tar")
 	w.src.Stop()
 	w.repo.srv.Close()
+
+	// Across the gap: the archive imports into another registry.
+	air := registrytest.New(t)
+	env.MustRun("mirror", "--from-archive", "charts.tar", "--to", air.Host+"/air")
+	env.MustRun("verify", "--deep", "--mirror", air.Host+"/air")
+	// The mirror alone resolves the closure, classic repository included.
+	env.MustRun("verify", "--resolve", "--mirror", air.Host+"/air")
 
 	// Helm's own client pulls the mirrored charts, which render.
 	hc, err := charttest.HelmClient()

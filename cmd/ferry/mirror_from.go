@@ -17,6 +17,7 @@ import (
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mixin"
+	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/relocate"
 	"github.com/ferryhq/ferry/trust"
 )
@@ -47,7 +48,10 @@ func mirrorOrigin(ctx context.Context, env *ferry.Env, l *lock.Lock, lockPath st
 		if p.Mirror != "" {
 			recorded[p.Source+"@"+p.Digest] = p.Mirror
 		}
-		if recorded[p.Source+"@"+p.Digest] != "" {
+		// A source outside any registry (a chart in a classic Helm
+		// repository) has no registry to ping: it is read from its
+		// repository, or with --from from the other mirror.
+		if recorded[p.Source+"@"+p.Digest] != "" && !ociref.IsURLSource(p.Source) {
 			host, _, _ := strings.Cut(p.Source, "/")
 			hosts[host] = true
 		}

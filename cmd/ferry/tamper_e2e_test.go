@@ -294,7 +294,8 @@ func TestTamperExitCodes(t *testing.T) {
 			if err := r.Tag(ctx, child, w.pkg.Version); err != nil {
 				t.Fatal(err)
 			}
-			return []tamperRun{{verifyArgs, 3, []string{w.mirrored(to) + ":" + w.pkg.Version, "points at " + child.Digest.String()}}}
+			want := []string{w.mirrored(to) + ":" + w.pkg.Version, "points at " + child.Digest.String()}
+			return []tamperRun{{verifyArgs, 3, want}, {installArgs, 3, want}}
 		}},
 		{"downgrade under the newer tag in the mirror", func(t *testing.T, env *clitest.Env, reg *registrytest.Registry, to string) []tamperRun {
 			// The older release, with its valid signature, copied under
@@ -307,7 +308,8 @@ func TestTamperExitCodes(t *testing.T) {
 			if _, err := oras.Copy(ctx, srcRepo, signature.Tag(w.older), dst, signature.Tag(w.older), oras.DefaultCopyOptions); err != nil {
 				t.Fatal(err)
 			}
-			return []tamperRun{{verifyArgs, 3, []string{w.mirrored(to) + ":" + w.pkg.Version, "points at " + w.older.String()}}}
+			want := []string{w.mirrored(to) + ":" + w.pkg.Version, "points at " + w.older.String()}
+			return []tamperRun{{verifyArgs, 3, want}, {installArgs, 3, want}}
 		}},
 		{"signature removed in the mirror", func(t *testing.T, env *clitest.Env, reg *registrytest.Registry, to string) []tamperRun {
 			mirrorRepo(t, w.mirrored(to)).remove(t, sigTag)
