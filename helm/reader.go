@@ -17,7 +17,6 @@ import (
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
-	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/ociref"
 )
@@ -98,16 +97,17 @@ func (f Format) metadata(ch *chart.Chart, dir string) (*format.Metadata, error) 
 		Version:         ch.Metadata.Version,
 		TaggedByVersion: true,
 	}
-	// A chart whose dependencies cannot be read or whose templates do
-	// not render is bad input, whoever published it.
+	// A published chart that cannot be read is a failure (exit 1), as a
+	// malformed bundle.json is; a local chart's errors are bad input
+	// (exit 2), as every input file's are (mirrorset.LoadFile).
 	deps, err := f.dependencies(ch, ch.Metadata.Dependencies, dir != "")
 	if err != nil {
-		return nil, exitcode.With(exitcode.Usage, err)
+		return nil, err
 	}
 	meta.Dependencies = deps
 	images, err := f.images(ch)
 	if err != nil {
-		return nil, exitcode.With(exitcode.Usage, err)
+		return nil, err
 	}
 	meta.Dependencies = append(meta.Dependencies, images...)
 	return meta, nil

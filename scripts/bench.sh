@@ -8,7 +8,7 @@
 #   BENCH_RUNS=N          runs per timed figure, median reported (default 3)
 #   BENCH_SCALE=F         multiplies W1's 40 repositories and W2's 1,000 packages (default 1)
 #   BENCH_FULL=1          W3 with PRODUCT.md's 2 GiB layer (default 512 MiB)
-#   BENCH_WORKLOADS=LIST  comma-separated subset of w1,w2,w3,faults (w1 includes W4)
+#   BENCH_WORKLOADS=LIST  comma-separated subset of w1,w2,w3,helm,faults (w1 includes W4, helm is W5)
 #   BENCH_FAULT_SEEDS=N   seeds of the fault benchmark, one first run per tool each (default 10)
 #   BENCH_OUT=FILE        report to write (default BENCHMARKS.md)
 #   BENCH_WORK=DIR        keep registries and logs there instead of a removed temp dir
@@ -69,7 +69,7 @@ runs=${BENCH_RUNS:-3}
 scale=${BENCH_SCALE:-1}
 w3=512
 [ "${BENCH_FULL:-}" = 1 ] && w3=2048
-workloads=${BENCH_WORKLOADS:-w1,w2,w3,faults}
+workloads=${BENCH_WORKLOADS:-w1,w2,w3,helm,faults}
 fault_seeds=${BENCH_FAULT_SEEDS:-10}
 desc="make bench"
 for v in BENCH_RUNS BENCH_SCALE BENCH_FULL BENCH_WORKLOADS BENCH_FAULT_SEEDS; do

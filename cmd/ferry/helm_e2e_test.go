@@ -23,6 +23,8 @@ import (
 	"github.com/ferryhq/ferry/internal/fixture"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/lock"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
 )
 
 // chartCreated is the creation time every fixture chart records.
@@ -310,6 +312,27 @@ func TestHelmBadInput(t *testing.T) {
 	push(charttest.Chart(charttest.ChartSpec{Name: "fails", Version: "1.0.0", Templates: map[string]string{"d.yaml": `{{ required "tag is required" .Values.tag }}`}}))
 	push(charttest.Chart(charttest.ChartSpec{Name: "badrange", Version: "1.0.0", Dependencies: []*chart.Dependency{{Name: "redis", Version: "not a range", Repository: "oci://" + charts}}}))
 	push(charttest.Chart(charttest.ChartSpec{Name: "parent", Version: "1.0.0", Dependencies: []*chart.Dependency{{Name: "noimage", Version: "1.x", Repository: "oci://" + charts}}}))
+	// Not a chart: Helm's media types over bytes that are no chart.
+	ctx := context.Background()
+	notChart := registrytest.Repository(t, registrytest.Client(t), charts+"/notchart")
+	layer, err := oras.PushBytes(ctx, notChart, helm.ChartLayerMediaType, []byte("not a tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := oras.PushBytes(ctx, notChart, helm.ConfigMediaType, []byte(`{"name":"notchart","version":"1.0.0"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	man, err := oras.PackManifest(ctx, notChart, oras.PackManifestVersion1_1, "", oras.PackManifestOptions{ConfigDescriptor: &cfg, Layers: []ocispec.Descriptor{layer}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := notChart.Tag(ctx, man, "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	// A classic repository whose index.yaml is not one.
+	bad := newChartRepoServer(t)
+	bad.set("index.yaml", []byte("entries: [this is: not an index"))
 	// A classic repository whose archive does not match its index.
 	good, err := charttest.ChartArchive(charttest.Chart(charttest.ChartSpec{Name: "tampered", Version: "1.0.0"}))
 	if err != nil {
@@ -330,14 +353,26 @@ func TestHelmBadInput(t *testing.T) {
 	}{
 		{"missing image", "ref: oci://" + charts + "/noimage", 1, []string{"noimage", "templates/d.yaml", "images/missing:9.9"}},
 		{"missing image two levels down", "ref: oci://" + charts + "/parent", 1, []string{"parent", "noimage", "templates/d.yaml"}},
-		{"template fails", "ref: oci://" + charts + "/fails", 2, []string{"fails", "templates/d.yaml", "tag is required"}},
-		{"invalid range", "ref: oci://" + charts + "/badrange", 2, []string{"badrange", "redis", "not a range"}},
+		{"template fails", "ref: oci://" + charts + "/fails", 1, []string{"fails", "templates/d.yaml", "tag is required"}},
+		{"local chart that fails", "LOCAL", 2, []string{"local", "templates/d.yaml", "tag is required"}},
+		{"invalid range", "ref: oci://" + charts + "/badrange", 1, []string{"badrange", "redis", "not a range"}},
+		{"not a chart", "ref: oci://" + charts + "/notchart:1.0.0", 1, []string{"notchart", "not a chart"}},
+		{"malformed index", "repo: " + bad.srv.URL + "\n    name: web", 1, []string{bad.srv.URL, "index.yaml"}},
 		{"index digest mismatch", "repo: " + w.repo.srv.URL + "\n    name: tampered", 3, []string{"tampered", "1.0.0", "digest"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := clitest.New(t)
-			env.WriteFile("ferry.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\ncharts:\n  - "+tc.chart+"\n")
-			env.Expect(tc.code, []string{"lock"}, tc.want...)
+			args := []string{"lock"}
+			if tc.chart == "LOCAL" {
+				// A chart being built, given as its directory.
+				if _, err := charttest.SaveChartDir(charttest.Chart(charttest.ChartSpec{Name: "local", Version: "0.1.0", Templates: map[string]string{"d.yaml": `{{ required "tag is required" .Values.tag }}`}}), env.Dir); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, "local")
+			} else {
+				env.WriteFile("ferry.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\ncharts:\n  - "+tc.chart+"\n")
+			}
+			env.Expect(tc.code, args, tc.want...)
 			if _, err := os.Stat(env.Path("ferry.lock")); err == nil {
 				t.Error("a lock was written")
 			}

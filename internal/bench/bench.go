@@ -38,8 +38,14 @@ type Config struct {
 	W3Size int64
 	// Faults sizes the fault benchmark.
 	Faults FaultSpec
-	// Workloads selects "w1" (with W4), "w2", "w3" and "faults"; empty
-	// is all.
+	// Helm sizes workload W5 (a Helm chart closure); its latency is
+	// W2Delay.
+	Helm HelmSpec
+	// HelmJobs are the ferry -j values W5 runs with; the first also runs
+	// without latency.
+	HelmJobs []int
+	// Workloads selects "w1" (with W4), "w2", "w3", "helm" (W5) and
+	// "faults"; empty is all.
 	Workloads []string
 	// Reasons says why the setup script could not install a peer, by its
 	// binary name.
@@ -144,7 +150,12 @@ type Results struct {
 	FaultsGen                   time.Duration
 	FaultsUnique, FaultsLogical int64
 	Faults                      []*FaultRow `json:"faults"`
-	Notes                       []string
+	// HelmGen is how long generating W5 took, HelmLevels its levels and
+	// Helm its `ferry lock` runs.
+	HelmGen    time.Duration
+	HelmLevels []int
+	Helm       []*HelmRow `json:"helm"`
+	Notes      []string
 }
 
 // RunAll generates the workloads and measures ferry and the peers.
@@ -194,6 +205,11 @@ func RunAll(ctx context.Context, cfg Config) (*Results, error) {
 	}
 	if cfg.wants("w2") {
 		if err := res.runW2(ctx, c); err != nil {
+			return res, err
+		}
+	}
+	if cfg.wants("helm") && cfg.Helm.Charts > 0 && len(cfg.HelmJobs) > 0 {
+		if err := res.runHelm(ctx, c); err != nil {
 			return res, err
 		}
 	}

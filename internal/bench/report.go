@@ -107,6 +107,9 @@ func (res *Results) Markdown() string {
 	if len(res.W3) > 0 {
 		res.writeW3(&b)
 	}
+	if len(res.Helm) > 0 {
+		res.writeHelm(&b)
+	}
 	if len(res.Faults) > 0 {
 		res.writeFaults(&b)
 	}
@@ -136,7 +139,7 @@ func (res *Results) Markdown() string {
 		p("\n")
 	}
 	p("## Re-running\n\n")
-	p("```sh\nmake bench                     # all workloads, BENCHMARKS.md rewritten\nBENCH_RUNS=5 make bench        # more runs per figure\nBENCH_SCALE=0.25 make bench    # W1 with 10 repositories, W2 with 250 packages\nBENCH_FULL=1 make bench        # W3 with PRODUCT.md's 2 GiB layer\nBENCH_WORKLOADS=w2 make bench  # one workload (w1 includes W4)\nBENCH_FAULT_SEEDS=20 make bench  # more seeds in the fault benchmark\n```\n")
+	p("```sh\nmake bench                     # all workloads, BENCHMARKS.md rewritten\nBENCH_RUNS=5 make bench        # more runs per figure\nBENCH_SCALE=0.25 make bench    # W1 with 10 repositories, W2 with 250 packages\nBENCH_FULL=1 make bench        # W3 with PRODUCT.md's 2 GiB layer\nBENCH_WORKLOADS=w2 make bench  # one workload (w1 includes W4; helm is W5)\nBENCH_FAULT_SEEDS=20 make bench  # more seeds in the fault benchmark\n```\n")
 	return b.String()
 }
 

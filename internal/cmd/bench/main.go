@@ -4,7 +4,8 @@
 //
 //	go run ./internal/cmd/bench --ferry bin/ferry --out BENCHMARKS.md
 //
-// --scale shrinks or grows W1's repositories and W2's packages; --runs sets
+// --scale shrinks or grows W1's repositories, W2's packages and W5's
+// charts; --runs sets
 // how many times each timed command runs (the median is reported);
 // --w3-mib sizes W3's single layer; --fault-seeds and --fault-rate shape
 // the fault benchmark (first-run success under injected faults).
@@ -35,7 +36,7 @@ func main() {
 	scale := flag.Float64("scale", 1, "multiplies W1's 40 repositories and W2's 1,000 packages")
 	w3MiB := flag.Int64("w3-mib", 512, "W3's layer size in MiB (PRODUCT.md: 2048)")
 	parallel := flag.Int("parallel", 8, "peers' xargs -P and ferry's -j in the parallel mode")
-	workloads := flag.String("workloads", "w1,w2,w3,faults", "comma-separated workloads to run: w1 (with W4), w2, w3, faults")
+	workloads := flag.String("workloads", "w1,w2,w3,helm,faults", "comma-separated workloads to run: w1 (with W4), w2, w3, helm (W5: a Helm chart closure), faults")
 	faultSeeds := flag.Int("fault-seeds", 10, "seeds of the fault benchmark: one first run per tool per seed")
 	faultRate := flag.Float64("fault-rate", 0.10, "fraction of requests the fault benchmark's proxies give a fault")
 	reasons := flag.String("unavailable", "", "file of \"TOOL<TAB>REASON\" lines for peers the setup could not install")
@@ -78,6 +79,9 @@ func main() {
 		W2Delay: 20 * time.Millisecond,
 		W2Jobs:  []int{*parallel, 64},
 		W3Size:  *w3MiB * bench.MiB,
+		// W5: issue 11's 100-chart closure, 6 versions per chart.
+		Helm:     bench.HelmSpec{Charts: max(5, int(math.Round(100**scale))), Depth: 5, Tags: 6, Images: true},
+		HelmJobs: []int{*parallel, 64},
 		Faults: bench.FaultSpec{
 			W1:       bench.W1Spec{Repos: max(2, int(math.Round(10**scale))), Base: 8 * bench.MiB, Unique1: 1 * bench.MiB, Unique2: 4 * bench.MiB},
 			Seeds:    *faultSeeds,
