@@ -237,6 +237,7 @@ func TestParseURLSourceAndOCIScheme(t *testing.T) {
 		{in: "https://charts.example.com/nginx:1.0.0_build.1", registry: "https://charts.example.com", repo: "nginx", tag: "1.0.0_build.1"},
 		{in: "https://charts.example.com/nginx@sha256:" + strings.Repeat("a", 64), registry: "https://charts.example.com", repo: "nginx", digest: "sha256:" + strings.Repeat("a", 64)},
 		{in: "oci://ghcr.io/acme/charts/web:1.2.3", registry: "ghcr.io", repo: "acme/charts/web", tag: "1.2.3"},
+		{in: "kudo+https://kudo.example.com/v1/kafka:2.5.0_1.3.1", registry: "kudo+https://kudo.example.com", repo: "v1/kafka", tag: "2.5.0_1.3.1"},
 		{in: "https://charts.example.com/", wantErr: true},
 		{in: "https://user:pw@charts.example.com/nginx", wantErr: true},
 		{in: "ftp://charts.example.com/nginx", wantErr: true},

@@ -19,10 +19,16 @@ const OCIScheme = "oci://"
 // not an OCI registry, written as an http:// or https:// URL: a chart in a
 // classic Helm repository is "https://charts.example.com/stable/nginx",
 // the repository URL followed by the chart's name. Such a source is opened
-// by the format that owns it (format.Origin), never as a registry.
+// by the format that owns it (format.Origin), never as a registry. A
+// format may prefix the scheme with its own name ("kudo+https://…") when
+// its repositories are not Helm's.
 func IsURLSource(s string) bool {
-	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
+	return urlScheme.MatchString(s)
 }
+
+// urlScheme matches the start of a URL source: http:// or https://,
+// optionally prefixed "FORMAT+".
+var urlScheme = regexp.MustCompile(`^([a-z][a-z0-9-]*\+)?https?://`)
 
 // urlPath is what a URL source's path may hold: Helm chart names are
 // lowercase letters, digits and dashes (helm's lint rule; "_" and "." are
