@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"net/http"
 	"path"
@@ -29,6 +28,7 @@ import (
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/serve"
 )
 
 // ChartsPath is the URL path below which `ferry serve` answers a classic
@@ -110,7 +110,7 @@ func (m *RepoHandler) bind(registry http.Handler, locked map[digest.Digest]bool,
 		return err
 	}
 	reg.PlainHTTP = true
-	reg.Client = &http.Client{Transport: handlerTransport{h: registry}}
+	reg.Client = &http.Client{Transport: serve.HandlerTransport(registry)}
 	s := &chartStore{reg: reg, locked: locked, log: log, cache: map[digest.Digest]*storedChart{}}
 	var h http.Handler = newChartMux(s)
 	m.h.Store(&h)
@@ -417,47 +417,13 @@ func (s *chartStore) serveFile(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodHead {
 		return
 	}
-	vr := &verifiedReader{r: rc, want: layer.Digest, size: layer.Size, h: layer.Digest.Algorithm().Hash()}
+	vr := serve.VerifiedReader(rc, layer.Digest, layer.Size)
 	if _, err := io.Copy(w, vr); err != nil {
 		s.log("chart download cut off: %s %s: %v", c.repo, file, err)
 		// The status is sent; cut the connection so that the client sees
 		// a truncated download rather than a complete one.
 		panic(http.ErrAbortHandler)
 	}
-}
-
-// verifiedReader hashes a blob as it is read and returns the chunk that
-// completes it only when the whole has the expected digest and size.
-type verifiedReader struct {
-	r    io.Reader
-	want digest.Digest
-	size int64
-	n    int64
-	h    hash.Hash
-	err  error
-}
-
-func (v *verifiedReader) Read(p []byte) (int, error) {
-	if v.err != nil {
-		return 0, v.err
-	}
-	n, err := v.r.Read(p)
-	v.h.Write(p[:n])
-	v.n += int64(n)
-	switch {
-	case v.n > v.size:
-		v.err = fmt.Errorf("more than the expected %d bytes", v.size)
-		return 0, v.err
-	case v.n == v.size:
-		if got := digest.NewDigestFromBytes(v.want.Algorithm(), v.h.Sum(nil)); got != v.want {
-			v.err = fmt.Errorf("content is %s, not %s", got, v.want)
-			return 0, v.err
-		}
-	case err == io.EOF:
-		v.err = fmt.Errorf("%d bytes, not %d", v.n, v.size)
-		return 0, v.err
-	}
-	return n, err
 }
 
 // isNotFound reports whether err says that a repository, tag or blob does
@@ -469,86 +435,3 @@ func isNotFound(err error) bool {
 	var er *errcode.ErrorResponse
 	return errors.As(err, &er) && er.StatusCode == http.StatusNotFound
 }
-
-// handlerTransport and pipeResponse are mixin/mirror.go's: an
-// http.RoundTripper answering requests with an http.Handler in process,
-// streaming the response body.
-type handlerTransport struct{ h http.Handler }
-
-// RoundTrip serves req with the handler.
-func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	pr, pw := io.Pipe()
-	w := &pipeResponse{header: http.Header{}, pw: pw, ready: make(chan struct{})}
-	in := req.Clone(req.Context())
-	if in.Body == nil {
-		in.Body = http.NoBody
-	}
-	in.RequestURI = req.URL.RequestURI()
-	in.RemoteAddr = "127.0.0.1:0"
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				w.WriteHeader(http.StatusInternalServerError)
-			}
-			w.WriteHeader(http.StatusOK) // no-op when already written
-			pw.Close()
-		}()
-		t.h.ServeHTTP(w, in)
-	}()
-	select {
-	case <-w.ready:
-	case <-req.Context().Done():
-		pr.CloseWithError(req.Context().Err())
-		return nil, req.Context().Err()
-	}
-	resp := &http.Response{
-		Status:        strconv.Itoa(w.status) + " " + http.StatusText(w.status),
-		StatusCode:    w.status,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        w.sent,
-		Body:          pr,
-		ContentLength: -1,
-		Request:       req,
-	}
-	if n, err := strconv.ParseInt(w.sent.Get("Content-Length"), 10, 64); err == nil {
-		resp.ContentLength = n
-	}
-	if req.Method == http.MethodHead {
-		resp.Body = http.NoBody
-		go io.Copy(io.Discard, pr)
-	}
-	return resp, nil
-}
-
-// pipeResponse is an http.ResponseWriter writing the body into a pipe.
-type pipeResponse struct {
-	header http.Header
-	sent   http.Header
-	status int
-	pw     *io.PipeWriter
-	once   sync.Once
-	ready  chan struct{}
-}
-
-// Header returns the headers to send.
-func (w *pipeResponse) Header() http.Header { return w.header }
-
-// WriteHeader sends the status and headers, once.
-func (w *pipeResponse) WriteHeader(code int) {
-	w.once.Do(func() {
-		w.status = code
-		w.sent = w.header.Clone()
-		close(w.ready)
-	})
-}
-
-// Write writes body bytes into the pipe.
-func (w *pipeResponse) Write(b []byte) (int, error) {
-	w.WriteHeader(http.StatusOK)
-	return w.pw.Write(b)
-}
-
-// Flush implements http.Flusher; writes go straight to the pipe.
-func (w *pipeResponse) Flush() {}

@@ -5,7 +5,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"net/http"
 	"path"
@@ -22,6 +21,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/errcode"
 
 	"github.com/ferryhq/ferry/client"
+	"github.com/ferryhq/ferry/serve"
 )
 
 // ErrNotFound is returned by a Store for a mixin, version or file it does
@@ -521,17 +521,15 @@ func (s *LockedStore) Open(ctx context.Context, name, version, file string) (io.
 		return refuse("the lock's digest %q is invalid", want.Digest)
 	}
 	what := name + " " + version + " " + file
-	return &lockedReader{rc: rc, want: wd, size: want.Size, h: wd.Algorithm().Hash(), fail: func(msg string) { s.logf("mixin download cut off: %s: %s", what, msg) }}, size, nil
+	return &lockedReader{rc: rc, r: serve.VerifiedReader(rc, wd, want.Size), fail: func(msg string) { s.logf("mixin download cut off: %s: %s", what, msg) }}, size, nil
 }
 
-// lockedReader hashes a binary as it is read and returns the chunk that
-// completes it only when the whole matches the lock.
+// lockedReader reads a binary through serve.VerifiedReader, so that the
+// read completing it returns only when the whole matches the lock, and
+// logs and marks a mismatch with ErrNotLocked.
 type lockedReader struct {
 	rc   io.ReadCloser
-	want digest.Digest
-	size int64
-	n    int64
-	h    hash.Hash
+	r    io.Reader
 	fail func(msg string)
 	err  error
 }
@@ -540,26 +538,13 @@ func (r *lockedReader) Read(p []byte) (int, error) {
 	if r.err != nil {
 		return 0, r.err
 	}
-	n, err := r.rc.Read(p)
-	r.h.Write(p[:n])
-	r.n += int64(n)
-	switch {
-	case r.n > r.size:
-		return 0, r.failed(fmt.Sprintf("more than the lock's %d bytes", r.size))
-	case r.n == r.size:
-		if got := digest.NewDigestFromBytes(r.want.Algorithm(), r.h.Sum(nil)); got != r.want {
-			return 0, r.failed(fmt.Sprintf("content is %s, the lock has %s", got, r.want))
-		}
-	case err == io.EOF:
-		return 0, r.failed(fmt.Sprintf("%d bytes, the lock has %d", r.n, r.size))
+	n, err := r.r.Read(p)
+	if errors.Is(err, serve.ErrContentMismatch) {
+		r.fail(err.Error())
+		r.err = fmt.Errorf("%w: %w", err, ErrNotLocked)
+		return n, r.err
 	}
 	return n, err
-}
-
-func (r *lockedReader) failed(msg string) error {
-	r.fail(msg)
-	r.err = fmt.Errorf("%s: %w", msg, ErrNotLocked)
-	return r.err
 }
 
 // Close closes the underlying reader.
@@ -574,7 +559,7 @@ func (m *MirrorHandler) BindLocked(registry http.Handler, locked []Locked, log f
 		return err
 	}
 	reg.PlainHTTP = true
-	reg.Client = &http.Client{Transport: handlerTransport{h: registry}}
+	reg.Client = &http.Client{Transport: serve.HandlerTransport(registry)}
 	var h http.Handler = NewHandler(&LockedStore{Store: &RegistryStore{Registry: reg, AnyPrefix: true}, Locked: locked, Log: log})
 	m.h.Store(&h)
 	return nil
