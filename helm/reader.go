@@ -18,6 +18,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/ociref"
 )
 
@@ -57,8 +58,20 @@ func (f Format) Read(ctx context.Context, repo content.Fetcher, desc ocispec.Des
 	if err != nil {
 		return nil, fmt.Errorf("chart layer %s is not a chart: %w", layer.Digest, err)
 	}
-	return f.metadata(ch, "")
+	meta, err := f.metadata(ch, "")
+	if err != nil {
+		return nil, err
+	}
+	meta.Attributes = map[string]string{AttributeChartDigest: layer.Digest.String()}
+	return meta, nil
 }
+
+// AttributeChartDigest is the lock attribute holding a chart archive's
+// sha256 (the chart layer): for a chart from a classic repository, the
+// digest its index.yaml records, which the download was checked against.
+const AttributeChartDigest = "chartDigest"
+
+func init() { lock.RegisterAttribute(AttributeChartDigest) }
 
 // chartLayer finds the chart's content layer (or its pre-3.8 media type).
 func chartLayer(m ocispec.Manifest) (ocispec.Descriptor, bool) {

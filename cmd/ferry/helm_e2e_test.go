@@ -174,6 +174,7 @@ func newHelmWorld(t *testing.T) *helmWorld {
 		Values: map[string]any{"cache": map[string]any{"enabled": false}},
 		Templates: map[string]string{
 			"d.yaml":    deployment("web", w.images["web"]),
+			"w.yaml":    "apiVersion: v1\nkind: Pod\nmetadata: {name: w}\nspec:\n  containers:\n    - {name: w, image: " + w.images["worker"] + "}\n",
 			"cron.yaml": "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c}\nspec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers:\n            - {name: c, image: " + w.images["cron"] + "}\n",
 		},
 		Vendored: []*chart.Chart{sidecar},
@@ -200,9 +201,10 @@ helm:
 // values are locked, mirrored, verified and installed; with the sources
 // stopped, Helm's own client pulls and renders the mirrored charts.
 func TestHelmClosure(t *testing.T) {
+	t.Parallel()
 	w := newHelmWorld(t)
 	env := clitest.New(t)
-	env.WriteFile("ferry.yaml", w.ferryYAML(""))
+	env.WriteFile("ferry.yaml", w.ferryYAML("exclude: ["+w.src.Host+"/images/worker]\n"))
 	env.MustRun("lock")
 	l, err := lock.Read(env.Path("ferry.lock"))
 	if err != nil {
@@ -235,6 +237,15 @@ func TestHelmClosure(t *testing.T) {
 		if p == nil || p.Kind != "image" {
 			t.Errorf("image %s: %+v, want it locked as kind image", src, p)
 		}
+	}
+	// A classic repository's chart records the archive's sha256, the
+	// digest its index.yaml gives.
+	if p := l.PackageAt(w.repo.srv.URL+"/common", l.Package(w.repo.srv.URL+"/common").Digest); p == nil || !strings.HasPrefix(p.Attributes["chartDigest"], "sha256:") {
+		t.Errorf("common: no chartDigest recorded: %+v", p)
+	}
+	// exclude: an image never locked.
+	if p := l.Package(w.src.Host + "/images/worker"); p != nil {
+		t.Errorf("excluded image locked: %+v", p)
 	}
 	if kinds["helm.chart"] < 5 {
 		t.Errorf("kinds: %v", kinds)
@@ -296,6 +307,7 @@ func TestHelmClosure(t *testing.T) {
 // TestHelmBadInput: each bad chart input is a clear error naming the
 // chart and the chain, with the exit code PRODUCT.md gives, and no lock.
 func TestHelmBadInput(t *testing.T) {
+	t.Parallel()
 	w := newHelmWorld(t)
 	charts := w.src.Host + "/charts"
 	push := func(ch *chart.Chart) {
