@@ -18,6 +18,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
+	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/ferryhq/ferry/client"
@@ -271,6 +272,12 @@ func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Des
 	}
 	desc, rc, err := repo.FetchReference(ctx, object)
 	if err != nil {
+		if errors.Is(err, errdef.ErrNotFound) && !strings.HasPrefix(object, "sha256:") {
+			// Say it once, with the tags there are (see errors.go).
+			if tags, terr := r.listTags(ctx, source); terr == nil && !slices.Contains(tags, object) {
+				return ocispec.Descriptor{}, nil, nil, &TagNotFoundError{Source: source, Tag: object, Tags: tags}
+			}
+		}
 		return ocispec.Descriptor{}, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
 	}
 	defer rc.Close()
@@ -871,7 +878,9 @@ func (rs *roundState) finish(rootKeys []string) (*Graph, error) {
 		shared := false
 		for _, d := range ds {
 			p := g.Packages[src+"@"+d]
-			if !p.rules.Policy().Unshared {
+			// A cluster runs one image at many tags: an image is never
+			// "installed" once per repository.
+			if !p.rules.Policy().Unshared && p.Kind != format.KindImage {
 				shared = true
 			}
 			labels = append(labels, p.Label()+" (via "+strings.Join(append(p.Chain, p.Label()), " -> ")+")")

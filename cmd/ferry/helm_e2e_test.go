@@ -124,6 +124,16 @@ func newHelmWorld(t *testing.T) *helmWorld {
 		}
 		w.images[name] = ref
 	}
+	// redis 2.x deploys another image of the same repository: one image
+	// repository locked at two tags.
+	redis2 := registrytest.Repository(t, c, w.src.Host+"/images/redis")
+	desc, err := fixture.PushImage(ctx, redis2, "helm-redis-2", 512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := redis2.Tag(ctx, desc, "2.0"); err != nil {
+		t.Fatal(err)
+	}
 	charts := w.src.Host + "/charts"
 	push := func(ch *chart.Chart) {
 		t.Helper()
@@ -139,10 +149,14 @@ func newHelmWorld(t *testing.T) *helmWorld {
 	push(charttest.Chart(charttest.ChartSpec{Name: "metrics", Version: "1.0.0", Templates: map[string]string{"d.yaml": deployment("metrics", w.images["metrics"])}}))
 	// redis 1.0.0, 1.1.0 (chosen by ^1.0.0) and 2.0.0.
 	for _, v := range []string{"1.0.0", "1.1.0", "2.0.0"} {
+		image := w.images["redis"]
+		if v == "2.0.0" {
+			image = w.src.Host + "/images/redis:2.0"
+		}
 		push(charttest.Chart(charttest.ChartSpec{
 			Name: "redis", Version: v,
 			Dependencies: []*chart.Dependency{{Name: "metrics", Version: "1.0.0", Repository: "oci://" + charts}},
-			Templates:    map[string]string{"d.yaml": deployment("redis", w.images["redis"])},
+			Templates:    map[string]string{"d.yaml": deployment("redis", image)},
 		}))
 	}
 	// common, in the classic repository; its image is set by values.
@@ -233,10 +247,17 @@ func TestHelmClosure(t *testing.T) {
 	}
 	for _, name := range []string{"web", "redis", "metrics", "common", "sidecar", "cron"} {
 		src := w.src.Host + "/images/" + name
-		p := l.Package(src)
-		if p == nil || p.Kind != "image" {
-			t.Errorf("image %s: %+v, want it locked as kind image", src, p)
+		if len(got[src]) == 0 {
+			t.Errorf("image %s not locked", src)
 		}
+		for _, p := range l.Resolved() {
+			if p.Source == src && p.Kind != "image" {
+				t.Errorf("image %s: kind %s, want image", src, p.Kind)
+			}
+		}
+	}
+	if vs := strings.Join(got[w.src.Host+"/images/redis"], ","); !strings.Contains(vs, "1.0") || !strings.Contains(vs, "2.0") {
+		t.Errorf("images/redis locked at %s, want 1.0 and 2.0", vs)
 	}
 	// A classic repository's chart records the archive's sha256, the
 	// digest its index.yaml gives.
