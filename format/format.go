@@ -26,6 +26,9 @@ const (
 	KindCrossplaneFunction      = "crossplane.function"
 	KindArtifact                = "oci.artifact"
 	KindHelmChart               = "helm.chart"
+	// KindKudoOperator is a KUDO operator package (KEP-29), mirrored as
+	// one OCI artifact holding the package tarball.
+	KindKudoOperator = "kudo.operator"
 	// KindImage is a container image (a manifest, or an index of
 	// platform manifests) that a package deploys, found by the format
 	// (the images a Helm chart's templates name).

@@ -8,6 +8,7 @@ import (
 	"github.com/ferryhq/ferry/crossplane"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/helm"
+	"github.com/ferryhq/ferry/kudo"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/porter"
 )
@@ -18,6 +19,7 @@ func All() []format.Format {
 	return []format.Format{
 		porter.Reader{},
 		crossplane.Format{},
+		kudo.New(), // before helm: both read .tgz roots; kudo claims only those with operator.yaml
 		helm.New(),
 		mixin.Format{},
 	}

@@ -151,7 +151,7 @@ type Results struct {
 	FaultsUnique, FaultsLogical int64
 	Faults                      []*FaultRow `json:"faults"`
 	// HelmGen is how long generating W5 took, HelmLevels its levels and
-	// Helm its `ferry lock` runs.
+	// Helm its `ferry lock` and `ferry resolve` runs.
 	HelmGen    time.Duration
 	HelmLevels []int
 	Helm       []*HelmRow `json:"helm"`

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/internal/charttest"
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/resolve"
 )
 
 // HelmSpec sizes workload W5: Charts OCI charts in Depth levels, each
@@ -34,18 +36,21 @@ type HelmSpec struct {
 // config blob holds nothing the layer's Chart.yaml does not).
 const HelmPerChart = 3
 
-// HelmRow is one `ferry lock` configuration of W5, with its samples.
+// HelmRow is one `ferry lock` or `ferry resolve` configuration of W5,
+// with its samples.
 type HelmRow struct {
 	// Variant is "charts only" or "one image per chart".
 	Variant string `json:"variant"`
+	// Tool is "ferry lock" or "ferry resolve".
+	Tool string `json:"tool"`
 	// Mode is "-j 8, 20ms" and the like.
 	Mode    string        `json:"mode"`
 	Jobs    int           `json:"jobs"`
 	Delay   time.Duration `json:"delay"`
 	Command string        `json:"command"`
 	Failed  string        `json:"failed,omitempty"`
-	// Charts and Images are the closure's sizes as ferry.lock records
-	// them (kinds helm.chart and image).
+	// Charts and Images are the closure's sizes as ferry.lock (or
+	// resolve -o json) records them (kinds helm.chart and image).
 	Charts  int      `json:"charts"`
 	Images  int      `json:"images"`
 	Samples []Sample `json:"samples"`
@@ -200,28 +205,45 @@ func (res *Results) runHelm(ctx context.Context, c *client.Client) error {
 	}
 	settings = append(settings, setting{cfg.HelmJobs[0], 0})
 	for _, v := range variants {
-		for _, s := range settings {
-			row := &HelmRow{Variant: v.name, Mode: fmt.Sprintf("-j %d, %s", s.jobs, s.delay), Jobs: s.jobs, Delay: s.delay,
-				Command: fmt.Sprintf("ferry lock -j %d -q  # ferry.yaml: charts: [{ref: oci://PROXY/%s, version: %q}]", s.jobs, v.root, W2Range)}
-			res.Helm = append(res.Helm, row)
-			for run := 1; run <= cfg.Runs; run++ {
-				cfg.logf("W5 run %d/%d: %s, ferry lock %s", run, cfg.Runs, v.name, row.Mode)
-				if err := row.lockOnce(ctx, cfg, p, v.root, s.delay); err != nil {
-					row.Failed = err.Error()
-					cfg.logf("  failed: %s", row.Failed)
-					break
+		for k, s := range settings {
+			// ferry resolve once, beside the first lock: the resolver's
+			// requests apart from what the lock adds.
+			tools := []string{"lock"}
+			if k == 0 {
+				tools = append(tools, "resolve")
+			}
+			for _, tool := range tools {
+				row := &HelmRow{Variant: v.name, Tool: "ferry " + tool, Mode: fmt.Sprintf("-j %d, %s", s.jobs, s.delay), Jobs: s.jobs, Delay: s.delay,
+					Command: fmt.Sprintf("ferry %s -j %d -q  # ferry.yaml: charts: [{ref: oci://PROXY/%s, version: %q}]", tool, s.jobs, v.root, W2Range)}
+				if tool == "resolve" {
+					row.Command = fmt.Sprintf("ferry resolve -o json -j %d  # the same ferry.yaml", s.jobs)
 				}
-				m := row.Samples[len(row.Samples)-1]
-				cfg.logf("  %.2fs, %d charts, %d images, %d requests (%s), %d repeated reads", m.Wall.Seconds(), row.Charts, row.Images, m.Stats.Requests, m.Stats.KindsString(), m.Stats.Repeats)
+				res.Helm = append(res.Helm, row)
+				res.runHelmRow(ctx, p, row, v.root)
 			}
 		}
 	}
 	return nil
 }
 
-// lockOnce runs `ferry lock` on a fresh ferry.yaml naming root through the
-// proxy p with delay, and records the sample and the closure's sizes.
-func (row *HelmRow) lockOnce(ctx context.Context, cfg Config, p *Proxy, root string, delay time.Duration) error {
+func (res *Results) runHelmRow(ctx context.Context, p *Proxy, row *HelmRow, root string) {
+	cfg := res.Config
+	for run := 1; run <= cfg.Runs; run++ {
+		cfg.logf("W5 run %d/%d: %s, %s %s", run, cfg.Runs, row.Variant, row.Tool, row.Mode)
+		if err := row.runOnce(ctx, cfg, p, root); err != nil {
+			row.Failed = err.Error()
+			cfg.logf("  failed: %s", row.Failed)
+			return
+		}
+		m := row.Samples[len(row.Samples)-1]
+		cfg.logf("  %.2fs, %d charts, %d images, %d requests (%s), %d repeated reads", m.Wall.Seconds(), row.Charts, row.Images, m.Stats.Requests, m.Stats.KindsString(), m.Stats.Repeats)
+	}
+}
+
+// runOnce runs `ferry lock` (or resolve) on a fresh ferry.yaml naming
+// root through the proxy p with the row's delay, and records the sample
+// and the closure's sizes.
+func (row *HelmRow) runOnce(ctx context.Context, cfg Config, p *Proxy, root string) error {
 	dir, err := os.MkdirTemp(cfg.Work, "w5-run-")
 	if err != nil {
 		return err
@@ -232,20 +254,38 @@ func (row *HelmRow) lockOnce(ctx context.Context, cfg Config, p *Proxy, root str
 		return err
 	}
 	p.Take()
-	p.Delay = delay
-	e := Run(ctx, dir, nil, nil, cfg.Ferry, "lock", "-j", fmt.Sprint(row.Jobs), "-q")
+	args := []string{cfg.Ferry, "lock", "-j", fmt.Sprint(row.Jobs), "-q"}
+	if row.Tool == "ferry resolve" {
+		args = []string{cfg.Ferry, "resolve", "-o", "json", "-j", fmt.Sprint(row.Jobs)}
+	}
+	p.Delay = row.Delay
+	e := Run(ctx, dir, nil, nil, args...)
 	p.Delay = 0
 	st := p.Take()
 	if e.Err != nil {
 		return fmt.Errorf("%v: %s", e.Err, e.Stderr)
 	}
-	l, err := lock.Read(filepath.Join(dir, "ferry.lock"))
-	if err != nil {
-		return fmt.Errorf("reading ferry.lock: %w", err)
+	var kinds []string
+	if row.Tool == "ferry resolve" {
+		var g resolve.GraphReport
+		if err := json.Unmarshal(e.Stdout, &g); err != nil {
+			return fmt.Errorf("reading resolve -o json: %w", err)
+		}
+		for _, pk := range g.Packages {
+			kinds = append(kinds, pk.Kind)
+		}
+	} else {
+		l, err := lock.Read(filepath.Join(dir, "ferry.lock"))
+		if err != nil {
+			return fmt.Errorf("reading ferry.lock: %w", err)
+		}
+		for _, pk := range l.Resolved() {
+			kinds = append(kinds, pk.Kind)
+		}
 	}
 	row.Charts, row.Images = 0, 0
-	for _, pk := range l.Resolved() {
-		switch pk.Kind {
+	for _, k := range kinds {
+		switch k {
 		case "helm.chart":
 			row.Charts++
 		case "image":
@@ -256,23 +296,24 @@ func (row *HelmRow) lockOnce(ctx context.Context, cfg Config, p *Proxy, root str
 	return nil
 }
 
-// helmExtra lists the requests a sample made beyond the minimum, by kind:
-// tag lists, manifest GETs and blob GETs above one per chart, and every
-// other kind.
-func helmExtra(st Stats, charts int) string {
+// helmExtra lists the requests a sample made beyond the minimum, by
+// kind: tag lists above one per chart, manifest GETs above one per chart
+// and image, blob GETs above one per chart, and every other kind.
+func helmExtra(st Stats, charts, images int) string {
+	want := map[string]int{"tags": charts, "manifest GET": charts + images, "blob GET": charts}
 	var out []string
 	for _, k := range []string{"tags", "manifest GET", "blob GET"} {
-		if n := st.ByKind[k] - charts; n != 0 {
+		if n := st.ByKind[k] - want[k]; n != 0 {
 			out = append(out, fmt.Sprintf("%s %+d", k, n))
 		}
 	}
-	keys := Stats{ByKind: map[string]int{}}
+	rest := Stats{ByKind: map[string]int{}}
 	for k, n := range st.ByKind {
-		if k != "tags" && k != "manifest GET" && k != "blob GET" {
-			keys.ByKind[k] = n
+		if _, ok := want[k]; !ok {
+			rest.ByKind[k] = n
 		}
 	}
-	if s := keys.KindsString(); s != "" {
+	if s := rest.KindsString(); s != "" {
 		out = append(out, s)
 	}
 	if len(out) == 0 {
@@ -281,13 +322,67 @@ func helmExtra(st Stats, charts int) string {
 	return strings.Join(out, ", ")
 }
 
+// kindsDiff renders b's requests minus a's, by kind, per unit ("tags
+// +1.00/chart"), leaving out kinds with no difference.
+func kindsDiff(a, b Stats, units int, unit string) string {
+	keys := map[string]bool{}
+	for k := range a.ByKind {
+		keys[k] = true
+	}
+	for k := range b.ByKind {
+		keys[k] = true
+	}
+	diff := Stats{ByKind: map[string]int{}}
+	for k := range keys {
+		if d := b.ByKind[k] - a.ByKind[k]; d != 0 {
+			diff.ByKind[k] = d
+		}
+	}
+	var out []string
+	for _, kv := range strings.Split(diff.KindsString(), ", ") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		var n int
+		fmt.Sscan(v, &n)
+		out = append(out, fmt.Sprintf("%s %+.2f/%s", k, float64(n)/float64(max(1, units)), unit))
+	}
+	return strings.Join(out, ", ")
+}
+
+// findHelm returns the W5 row of variant, tool and mode, or nil.
+func findHelm(rows []*HelmRow, variant, tool, mode string) *HelmRow {
+	for _, r := range rows {
+		if r.Variant == variant && r.Tool == tool && r.Mode == mode {
+			return r
+		}
+	}
+	return nil
+}
+
+// helmExtraOrMin says "the minimum" when a sample made no request beyond
+// it, else what it made beyond.
+func helmExtraOrMin(st Stats, charts, images int) string {
+	if x := helmExtra(st, charts, images); x != "none" {
+		return "beyond the minimum: " + x
+	}
+	return "exactly the minimum"
+}
+
+// helmLockWhy explains the requests ferry lock makes beyond ferry
+// resolve's, measured above. They are the lock recording each package's
+// cosign artifacts and referrers (PRODUCT.md: the lock carries the
+// signatures it found), not the chart reader.
+const helmLockWhy = "Where the lock's extra requests come from: after resolving, `ferry lock` records each package's signatures, attestations, SBOMs and referrers (cmd/ferry/lock.go → `Env.CheckTrust`, trust.go → `trust.Policy.Apply`, trust/check.go `checkPackage` → `Find` → `relocate.Attached`, relocate/relocate.go). For every package it (1) reads the manifest again by digest to walk its graph (`content.Successors`, relocate/relocate.go `Attached`), though the resolver read it by tag; (2) lists the repository's tags again to find cosign's `sha256-HEX.sig|.att|.sbom` tags (`copier.originTags`, relocate/relocate.go) — the resolver's tag list is cached in the resolver only, hence one repeated read per chart, and one tag list per image, which the resolver never needed; (3) asks the referrers API (`copier.referrersOf`), which the loopback registry (CNCF distribution) answers 404, so oras-go falls back to the referrers tag schema and GETs the manifest `sha256-HEX` (oras-go registry/remote/repository.go `Referrers` → `referrersByTagSchema`), on a fresh `remote.Repository` per package, so the API is asked for every package. The Helm reader itself (helm/reader.go `Read`) reads only the chart layer: no config blob, no HEAD."
+
 func (res *Results) writeHelm(b *strings.Builder) {
 	cfg := res.Config
 	spec := cfg.Helm
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	bound := time.Duration(spec.Depth*HelmPerChart) * cfg.W2Delay
 	versions := W2Versions(spec.Tags)
-	p("## W5 Helm chart closure (`ferry lock`)\n\n")
+	p("## W5 Helm chart closure\n\n")
 	p("%d OCI charts built with Helm's library (`chartutil.Save`) and pushed with Helm's own registry client (`helm push`), in %d levels %v from one root, each at %d versions (%s … %s and %s). Every chart depends on some of the next level's charts (as W2: each j ≡ i mod n plus one shared pick, so there are diamonds) with the range `%s` on an `oci://` repository, so each dependency needs its tag list. ",
 		spec.Charts, spec.Depth, res.HelmLevels, spec.Tags, versions[0], versions[len(versions)-2], versions[len(versions)-1], W2Range)
 	p("In the **charts only** closure each chart's one template is a ConfigMap naming no image, so the requests are the charts' alone")
@@ -295,30 +390,60 @@ func (res *Results) writeHelm(b *strings.Builder) {
 		p("; the **one image per chart** closure is the same graph (other repositories) where each chart's template is a Deployment of an image of its own (a one-layer single-platform image), to show what the images add")
 	}
 	p(". Generated in %s. ferry.yaml is `charts: [{ref: oci://PROXY/ROOT, version: \"%s\"}]`; `ferry lock` reads the registry through a proxy on 127.0.0.1 that sleeps the given latency before forwarding each request, and counts them.\n\n", secs(res.HelmGen), W2Range)
-	p("An OCI chart chosen by a range needs at least %d requests: its tag list, its manifest and its chart layer (the root too: ferry.yaml gives it a range), **%d per chart**. The latency bound is depth × round trips per level × latency = %d × %d × %s = **%s**; with at most j requests in flight the throughput floor is requests × latency / j.\n\n",
-		HelmPerChart, HelmPerChart, spec.Depth, HelmPerChart, cfg.W2Delay, secs(bound))
-	p("| closure | ferry lock | time | charts | images | requests | per chart | minimum | beyond the minimum, by kind | repeated reads | vs bound %s | throughput floor | vs floor |\n|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n", secs(bound))
+	p("An OCI chart chosen by a range needs at least %d requests: its tag list, its manifest and its chart layer (the root too: ferry.yaml gives it a range), **%d per chart**; an image named by tag needs its manifest (one request; the lock records its digest). The latency bound is depth × round trips per level × latency = %d × %d × %s = **%s** (one round trip more, %s, with images: the last level's image manifests follow its chart layers); with at most j requests in flight the throughput floor is requests × latency / j.\n\n",
+		HelmPerChart, HelmPerChart, spec.Depth, HelmPerChart, cfg.W2Delay, secs(bound), secs(bound+cfg.W2Delay))
+	p("| closure | command | time | charts | images | requests | per chart | minimum | beyond the minimum, by kind | repeated reads | vs bound | throughput floor | vs floor |\n|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n")
 	for _, r := range res.Helm {
 		if r.Failed != "" && len(r.Samples) == 0 {
-			p("| %s | %s | failed: %s | | | | | | | | | | |\n", r.Variant, r.Mode, oneLine(r.Failed))
+			p("| %s | %s %s | failed: %s | | | | | | | | | | |\n", r.Variant, r.Tool, r.Mode, oneLine(r.Failed))
 			continue
 		}
 		m, _ := Median(r.Samples)
 		vsBound, floorS, vsFloor := "—", "—", "—"
 		if r.Delay > 0 {
 			floor := time.Duration(m.Stats.Requests) * r.Delay / time.Duration(max(1, r.Jobs))
-			vsBound, floorS, vsFloor = ratio(m.Wall.Seconds(), bound.Seconds()), secs(floor), ratio(m.Wall.Seconds(), floor.Seconds())
+			b := bound
+			if r.Images > 0 {
+				b += r.Delay
+			}
+			vsBound, floorS, vsFloor = ratio(m.Wall.Seconds(), b.Seconds()), secs(floor), ratio(m.Wall.Seconds(), floor.Seconds())
 		}
-		p("| %s | %s | %s | %d | %d | %d | %.2f | %d | %s | %d | %s | %s | %s |\n", r.Variant, r.Mode, secs(m.Wall), r.Charts, r.Images, m.Stats.Requests,
-			float64(m.Stats.Requests)/float64(max(1, r.Charts)), HelmPerChart*r.Charts, helmExtra(m.Stats, r.Charts), m.Stats.Repeats, vsBound, floorS, vsFloor)
+		p("| %s | %s %s | %s | %d | %d | %d | %.2f | %d | %s | %d | %s | %s | %s |\n", r.Variant, r.Tool, r.Mode, secs(m.Wall), r.Charts, r.Images, m.Stats.Requests,
+			float64(m.Stats.Requests)/float64(max(1, r.Charts)), HelmPerChart*r.Charts+r.Images, helmExtra(m.Stats, r.Charts, r.Images), m.Stats.Repeats, vsBound, floorS, vsFloor)
 	}
-	p("\nAll requests by kind (median run):\n\n| closure | ferry lock | by kind |\n|---|---|---|\n")
+	p("\n**per chart** is all requests over the charts (images included); **minimum** is 3 per chart and 1 per image. The rows without latency show the commands' own time (process start, Helm's loader and template engine for every chart, the lock's writing) on this machine.\n")
+	p("\nAll requests by kind (median run):\n\n| closure | command | by kind |\n|---|---|---|\n")
 	for _, r := range res.Helm {
 		if m, ok := Median(r.Samples); ok {
-			p("| %s | %s | %s |\n", r.Variant, r.Mode, m.Stats.KindsString())
+			p("| %s | %s %s | %s |\n", r.Variant, r.Tool, r.Mode, m.Stats.KindsString())
 		}
 	}
 	p("\n")
+	// What the lock adds to the resolver's requests, and why.
+	helmLockNote := false
+	for _, r := range res.Helm {
+		if r.Tool != "ferry resolve" || len(r.Samples) == 0 {
+			continue
+		}
+		l := findHelm(res.Helm, r.Variant, "ferry lock", r.Mode)
+		if l == nil || len(l.Samples) == 0 {
+			continue
+		}
+		rm, _ := Median(r.Samples)
+		lm, _ := Median(l.Samples)
+		if lm.Stats.Requests <= rm.Stats.Requests {
+			continue
+		}
+		units, unit := r.Charts, "chart"
+		if r.Images > 0 {
+			units, unit = r.Charts+r.Images, "package (chart or image)"
+		}
+		p("**%s, %s:** `ferry resolve` made %d requests (%s), `ferry lock` %d: %s.\n\n", r.Variant, r.Mode, rm.Stats.Requests, helmExtraOrMin(rm.Stats, r.Charts, r.Images), lm.Stats.Requests, kindsDiff(rm.Stats, lm.Stats, units, unit))
+		helmLockNote = true
+	}
+	if helmLockNote {
+		p("%s\n\n", helmLockWhy)
+	}
 	// The images' cost: the image closure against the charts-only one in
 	// the same setting.
 	var lines []string
@@ -327,10 +452,10 @@ func (res *Results) writeHelm(b *strings.Builder) {
 			continue
 		}
 		for _, base := range res.Helm {
-			if base.Variant == "charts only" && base.Mode == r.Mode && len(base.Samples) > 0 {
+			if base.Variant == "charts only" && base.Tool == r.Tool && base.Mode == r.Mode && len(base.Samples) > 0 {
 				m, _ := Median(r.Samples)
 				bm, _ := Median(base.Samples)
-				lines = append(lines, fmt.Sprintf("- %s: %d requests against %d for the charts alone, %.2f more per image (%s → %s)", r.Mode,
+				lines = append(lines, fmt.Sprintf("- %s %s: %d requests against %d for the charts alone, %.2f more per image (%s → %s)", r.Tool, r.Mode,
 					m.Stats.Requests, bm.Stats.Requests, float64(m.Stats.Requests-bm.Stats.Requests)/float64(r.Images), bm.Stats.KindsString(), m.Stats.KindsString()))
 			}
 		}

@@ -1,0 +1,211 @@
+package kudo
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/resolve"
+)
+
+// Node is one operator package of a dependency graph, for Plan.
+type Node struct {
+	// Name is the operator's name (operator.yaml name).
+	Name string
+	// Children are the operators its KudoOperator tasks install, in
+	// the deploy plan's order.
+	Children []Child
+}
+
+// Child is one KudoOperator task of a Node.
+type Child struct {
+	// Key is the child's key in the Graph.
+	Key string
+	// Task is the task's name.
+	Task string
+	// InstanceName is the task's spec.instanceName, if any.
+	InstanceName string
+	// ParameterFile is the task's spec.parameterFile, if any.
+	ParameterFile string
+}
+
+// Graph maps a package key (its source and version, say) to its node.
+type Graph map[string]*Node
+
+// Step is one instance of the install plan.
+type Step struct {
+	// Key is the package's key in the Graph.
+	Key string
+	// Operator is the operator's name.
+	Operator string
+	// Instance is the instance's name.
+	Instance string
+	// Parent is the instance whose task creates this one; empty for the
+	// top-level instance.
+	Parent string
+	// Task and ParameterFile are the parent's task creating it.
+	Task          string
+	ParameterFile string
+}
+
+// Plan returns the install order of the operator root of g and its
+// dependencies, with their instance names: KEP-29's topological order
+// (keps/0029-operator-dependencies.md "Server-Side": a depth-first walk
+// of the deploy plans' operator-tasks, each dependency before the
+// operator needing it; for AA needing BB and CC, BB needing EE and GG:
+// EE, GG, BB, CC, AA), and its hierarchical instance names (the same
+// section: "Instance-EE would be named aa.bb.ee"): the parent's instance
+// name, ".", and the task's instanceName or else the operator's name.
+// instance is the top-level instance's name (empty: the root operator's
+// name). One package reached twice is two instances (the KEP's non-goal
+// of sharing an instance). A cycle is an error printing it
+// ("aa -> bb -> aa").
+func Plan(g Graph, root, instance string) ([]Step, error) {
+	n, ok := g[root]
+	if !ok {
+		return nil, fmt.Errorf("plan: no operator %q in the graph", root)
+	}
+	if instance == "" {
+		instance = n.Name
+	}
+	var out []Step
+	var visit func(key string, step Step, path []string) error
+	visit = func(key string, step Step, path []string) error {
+		n, ok := g[key]
+		if !ok {
+			return fmt.Errorf("plan: %s: no operator %q in the graph", strings.Join(names(g, path), " -> "), key)
+		}
+		for i, k := range path {
+			if k == key {
+				return fmt.Errorf("cyclic operator dependency: %s", strings.Join(names(g, append(append([]string(nil), path[i:]...), key)), " -> "))
+			}
+		}
+		path = append(path, key)
+		for _, c := range n.Children {
+			cn, ok := g[c.Key]
+			if !ok {
+				return fmt.Errorf("plan: %s: task %q names no operator in the graph (%q)", strings.Join(names(g, path), " -> "), c.Task, c.Key)
+			}
+			name := c.InstanceName
+			if name == "" {
+				name = cn.Name
+			}
+			child := Step{Key: c.Key, Operator: cn.Name, Instance: step.Instance + "." + name, Parent: step.Instance, Task: c.Task, ParameterFile: c.ParameterFile}
+			if err := visit(c.Key, child, path); err != nil {
+				return err
+			}
+		}
+		out = append(out, step)
+		return nil
+	}
+	if err := visit(root, Step{Key: root, Operator: n.Name, Instance: instance}, nil); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// names returns the operator names of keys.
+func names(g Graph, keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		if n, ok := g[k]; ok {
+			out[i] = n.Name
+		} else {
+			out[i] = k
+		}
+	}
+	return out
+}
+
+// LocalGraph returns the graph of a package read with its folder
+// dependencies (o, as Read and ReadInput return it): each operator keyed
+// by its position in the tree ("kafka", "kafka/zookeeper-operator").
+// Tasks naming a repository package or a tarball URL become leaves keyed
+// by their reference, named by their reference's last element; the
+// caller replaces them with the resolved packages' own graphs.
+func LocalGraph(o *Operator) (Graph, string) {
+	g := Graph{}
+	var add func(o *Operator, key string)
+	add = func(o *Operator, key string) {
+		n := &Node{Name: o.Name}
+		g[key] = n
+		for _, t := range o.Tasks {
+			c := Child{Task: t.Task, InstanceName: t.InstanceName, ParameterFile: t.ParameterFile}
+			if t.Local != nil {
+				c.Key = key + "/" + t.Task
+				add(t.Local, c.Key)
+			} else {
+				c.Key = t.Ref
+				if _, ok := g[t.Ref]; !ok {
+					g[t.Ref] = &Node{Name: refName(t.Ref)}
+				}
+			}
+			n.Children = append(n.Children, c)
+		}
+	}
+	add(o, o.Name)
+	return g, o.Name
+}
+
+// refName is the operator name a package reference names: its last path
+// element without tag (and, for a tarball, without version).
+func refName(ref string) string {
+	_, name, tarball, ok := SplitSource(strings.SplitN(ref, "@", 2)[0])
+	if !ok {
+		return ref
+	}
+	if tarball {
+		return tarballName(name)
+	}
+	if i := strings.IndexByte(name, ':'); i >= 0 {
+		name = name[:i]
+	}
+	return name
+}
+
+// ResolvedGraph returns the Plan graph of the KUDO operators of a
+// resolved closure: one node per operator package (keyed by its package
+// ID), its folder dependencies nested below it ("ID/TASK"), and each
+// task's child the package its dependency edge resolved to.
+func ResolvedGraph(g *resolve.Graph) (Graph, error) {
+	out := Graph{}
+	for id, p := range g.Packages {
+		if p.Kind != format.KindKudoOperator || p.Meta == nil {
+			continue
+		}
+		op, ok := p.Meta.Data.(*Operator)
+		if !ok {
+			return nil, fmt.Errorf("%s: no KUDO operator data", p.Label())
+		}
+		edges := map[string]string{}
+		for _, e := range p.Dependencies {
+			edges[e.Name] = e.Target
+		}
+		var add func(o *Operator, key, prefix string) error
+		add = func(o *Operator, key, prefix string) error {
+			n := &Node{Name: o.Name}
+			out[key] = n
+			for _, t := range o.Tasks {
+				c := Child{Task: t.Task, InstanceName: t.InstanceName, ParameterFile: t.ParameterFile}
+				if t.Local != nil {
+					c.Key = key + "/" + t.Task
+					if err := add(t.Local, c.Key, prefix+t.Task+"."); err != nil {
+						return err
+					}
+				} else {
+					target, ok := edges[prefix+t.Task]
+					if !ok {
+						return fmt.Errorf("%s: task %q was not resolved", p.Label(), prefix+t.Task)
+					}
+					c.Key = target
+				}
+				n.Children = append(n.Children, c)
+			}
+			return nil
+		}
+		if err := add(op, id, ""); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
