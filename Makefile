@@ -1,7 +1,7 @@
 GO ?= go
 BIN := bin/ferry
 
-.PHONY: build test demo bench interop vet fmt fuzz tools
+.PHONY: build test demo bench interop vet fmt fuzz tools goinstall dist
 
 # FUZZTIME is how long `make fuzz` runs each fuzz target; FUZZTIME_TEST how
 # long `make test` does, after the unit tests.
@@ -26,6 +26,17 @@ tools:
 test: build vet fmt tools
 	$(GO) test -count=1 -timeout 30m ./...
 	GO=$(GO) FUZZTIME=$(FUZZTIME_TEST) bash scripts/fuzz.sh
+	GO=$(GO) bash scripts/goinstall.sh
+
+# goinstall checks that `go install github.com/ferryhq/ferry/cmd/ferry@VERSION`
+# works, from a file:// module proxy holding this tree at v0.0.0-test.
+goinstall:
+	GO=$(GO) bash scripts/goinstall.sh
+
+# dist cross-compiles the release binaries (linux, darwin, windows; amd64,
+# arm64) into dist/ with a SHA256SUMS file; VERSION defaults to git describe.
+dist:
+	GO=$(GO) bash scripts/dist.sh
 
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh

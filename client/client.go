@@ -36,6 +36,9 @@ import (
 type Options struct {
 	// PlainHTTP lists hosts (host or host:port) spoken to over plain HTTP.
 	// Loopback hosts fall back to plain HTTP without being listed.
+	// PlainHTTPAll ("*") speaks plain HTTP to every host, as oras's
+	// --plain-http switch does; a host that is not loopback is warned
+	// about once.
 	PlainHTTP []string
 	// CAFile is a PEM file of extra root certificates.
 	CAFile string
@@ -118,8 +121,12 @@ func New(opts Options) (*Client, error) {
 		idle:   orDefault(opts.IdleReadTimeout, DefaultReadTimeout),
 	}
 	to.apply(base)
-	st := &schemeTransport{next: base, plain: map[string]bool{}}
+	st := &schemeTransport{next: base, plain: map[string]bool{}, log: opts.Log}
 	for _, h := range opts.PlainHTTP {
+		if h == PlainHTTPAll {
+			st.all = true
+			continue
+		}
 		st.plain[strings.ToLower(h)] = true
 	}
 	var next http.RoundTripper = st
@@ -288,11 +295,33 @@ type schemeTransport struct {
 	next  http.RoundTripper
 	mu    sync.Mutex
 	plain map[string]bool // host -> plain HTTP
+	// all is --plain-http as a switch: plain HTTP to every host; log
+	// warns once per host that is not loopback (warned).
+	all    bool
+	log    *slog.Logger
+	warned map[string]bool
 }
+
+// PlainHTTPAll in Options.PlainHTTP speaks plain HTTP to every registry
+// (--plain-http given without a host, as oras and crane's --insecure do).
+const PlainHTTPAll = "*"
 
 // isPlain reports whether repositories on host use plain HTTP.
 func (t *schemeTransport) isPlain(host string) bool {
 	host = strings.ToLower(host)
+	if t.all {
+		t.mu.Lock()
+		first := !t.warned[host]
+		if t.warned == nil {
+			t.warned = map[string]bool{}
+		}
+		t.warned[host] = true
+		t.mu.Unlock()
+		if first && !IsLoopback(host) && t.log != nil {
+			t.log.Warn("--plain-http: speaking plain HTTP, unencrypted and unauthenticated, to a registry that is not loopback", "host", host)
+		}
+		return true
+	}
 	t.mu.Lock()
 	plain, known := t.plain[host]
 	t.mu.Unlock()
@@ -325,7 +354,7 @@ func (t *schemeTransport) isPlain(host string) bool {
 func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	host := strings.ToLower(req.URL.Host)
 	if req.URL.Scheme == "http" && !IsLoopback(host) && !t.isPlain(host) {
-		return nil, fmt.Errorf("%s: refusing plain HTTP to a host that is not loopback; pass --plain-http %s to allow it", host, host)
+		return nil, fmt.Errorf("%s: refusing plain HTTP to a host that is not loopback; pass --plain-http=%s to allow it", host, host)
 	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
@@ -334,7 +363,7 @@ func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		var rhe tls.RecordHeaderError
 		if req.URL.Scheme == "https" && errors.As(err, &rhe) {
-			return nil, fmt.Errorf("%s answered HTTPS with plain HTTP; pass --plain-http %s if it only speaks HTTP: %w", host, host, err)
+			return nil, fmt.Errorf("%s answered HTTPS with plain HTTP; pass --plain-http=%s if it only speaks HTTP: %w", host, host, err)
 		}
 	}
 	return resp, err

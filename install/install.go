@@ -28,6 +28,7 @@ import (
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/progress"
 	"github.com/ferryhq/ferry/relocate"
 	"github.com/ferryhq/ferry/signature"
 	"github.com/ferryhq/ferry/verify"
@@ -78,6 +79,9 @@ type Options struct {
 	// PlainHTTP lists the registry hosts spoken to over plain HTTP
 	// (--plain-http), for the node mirror configuration (NodeDir).
 	PlainHTTP []string
+	// Reporter, when set, is told of each package and blob as they are
+	// fetched, for live progress. Nil reports nothing.
+	Reporter progress.Reporter
 }
 
 // Writer is a format that writes files of its own into an install
@@ -163,9 +167,13 @@ func Install(ctx context.Context, l *lock.Lock, opts Options) (*Plan, error) {
 	slots := make(chan struct{}, opts.Concurrency)
 	var g errgroup.Group
 	g.SetLimit(opts.Concurrency)
+	rep := progress.Or(opts.Reporter)
+	rep.AddPackages(len(plan.Steps))
 	for i, st := range plan.Steps {
 		g.Go(func() error {
 			p := l.PackageAt(st.Source, st.Digest)
+			rep.PackageStarted(p.Source)
+			defer func() { rep.PackageDone(p.Source, errs[i]) }()
 			errs[i] = relocate.RetryPackage(ctx, opts.Retry, "installing "+p.Source, func() error {
 				nodes, err := fetchStep(ctx, p, st, store, opts, slots)
 				if err != nil {
@@ -399,7 +407,11 @@ func fetchStep(ctx context.Context, p *lock.Package, st Step, store *oci.Store, 
 			})
 		},
 	}
-	src := relocate.LimitReads(repo, slots)
+	var from content.ReadOnlyStorage = repo
+	if opts.Reporter != nil {
+		from = relocate.ReportProgress(opts.Reporter, repoName, repo, &copyOpts)
+	}
+	src := relocate.LimitReads(from, slots)
 	dst := relocate.RetryingTarget(store, repo, opts.Retry)
 	if err := oras.CopyGraph(ctx, src, dst, root, copyOpts); err != nil {
 		err = fmt.Errorf("installing %s from %s: %w", p.Source, st.Mirror, err)

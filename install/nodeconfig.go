@@ -60,7 +60,7 @@ func (o NodeConfigOptions) plain(host string) bool {
 		return true
 	}
 	for _, h := range o.PlainHTTP {
-		if strings.EqualFold(h, host) {
+		if h == client.PlainHTTPAll || strings.EqualFold(h, host) {
 			return true
 		}
 	}

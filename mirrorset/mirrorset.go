@@ -76,6 +76,15 @@ func (u *Use) UnmarshalYAML(n *yaml.Node) error {
 	if err := n.Decode(&p); err != nil {
 		return err
 	}
+	// Node.Decode does not inherit the decoder's KnownFields: check the
+	// keys here, so that a misspelt one is not silently dropped.
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Value != "ref" && k.Value != "force" {
+				return fmt.Errorf("line %d: unknown key %q in an entry of use (known keys: force, ref)", k.Line, k.Value)
+			}
+		}
+	}
 	*u = Use(p)
 	return nil
 }
@@ -94,7 +103,7 @@ func (u Use) MarshalYAML() (any, error) {
 func (m *MirrorSet) Section(key string, v any) (bool, error) {
 	ok, err := m.Sections.Decode(key, v)
 	if err != nil {
-		return true, exitcode.BadInput("%s: %w", key, err)
+		return true, exitcode.BadInput("%s: %w", key, userYAMLError(err))
 	}
 	return ok, nil
 }
@@ -170,7 +179,7 @@ func Parse(data []byte) (*MirrorSet, error) {
 	dec.KnownFields(true)
 	var m MirrorSet
 	if err := dec.Decode(&m); err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
+		return nil, userYAMLError(err)
 	}
 	if m.APIVersion != APIVersion || m.Kind != Kind {
 		return nil, fmt.Errorf("want apiVersion %s and kind %s, got %q and %q", APIVersion, Kind, m.APIVersion, m.Kind)

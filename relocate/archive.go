@@ -23,6 +23,7 @@ import (
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/progress"
 )
 
 // ArchiveLockFile is the lock's name inside an archive;
@@ -121,13 +122,17 @@ func toArchive(ctx context.Context, l *lock.Lock, sig []byte, path string, opts 
 	results := make([]PackageResult, len(pkgs))
 	errs := make([]error, len(pkgs))
 	led := newLedger(opts.Concurrency)
+	rep := progress.Or(opts.Reporter)
+	rep.AddPackages(len(pkgs))
 	var g errgroup.Group
 	g.SetLimit(opts.Concurrency)
 	for i, p := range pkgs {
 		g.Go(func() error {
+			rep.PackageStarted(p.Source)
 			res, err := retryPackage(ctx, opts.Retry, "archiving "+p.Source, func() (*PackageResult, error) {
 				return archivePackage(ctx, p, store, opts, led)
 			})
+			rep.PackageDone(p.Source, err)
 			if err != nil {
 				errs[i] = fmt.Errorf("archiving %s: %w", p.Source, err)
 				return nil
@@ -191,7 +196,7 @@ func archivePackage(ctx context.Context, p *lock.Package, store *oci.Store, opts
 	defer led.release(p.Source)
 	res := &PackageResult{Source: p.Source, Mirror: archiveName(p), Digest: p.Digest, Tag: p.Version, Nodes: NewNodes()}
 	cp := copier{
-		src: repo, srcRef: repoTag, dst: store, dstName: p.Source, conc: opts.Concurrency, led: led, retry: opts.Retry,
+		src: repo, srcRef: repoTag, dst: store, dstName: p.Source, conc: opts.Concurrency, led: led, retry: opts.Retry, rep: opts.Reporter,
 		tag: func(ctx context.Context, desc ocispec.Descriptor, tag string) error {
 			return store.Tag(ctx, desc, archiveRef(p, tag))
 		},
@@ -368,13 +373,17 @@ func FromArchiveChecked(ctx context.Context, path string, opts Options, check Lo
 	}
 	results := make([]PackageResult, len(pkgs))
 	errs := make([]error, len(pkgs))
+	rep := progress.Or(opts.Reporter)
+	rep.AddPackages(len(pkgs))
 	var g errgroup.Group
 	g.SetLimit(opts.Concurrency)
 	for i, p := range pkgs {
 		g.Go(func() error {
+			rep.PackageStarted(p.Source)
 			res, err := retryPackage(ctx, opts.Retry, "importing "+p.Source, func() (*PackageResult, error) {
 				return copyFrom(ctx, src, archiveRef, p, opts, led)
 			})
+			rep.PackageDone(p.Source, err)
 			switch {
 			case errors.Is(err, errdef.ErrNotFound):
 				errs[i] = exitcode.Mismatchf("importing %s: the archive lacks content the lock names: %w", p.Source, err)

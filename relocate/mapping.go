@@ -62,8 +62,13 @@ func ParseMapping(to string) (Mapping, error) {
 	if !ociref.IsRegistry(host) {
 		return Mapping{}, exitcode.BadInput("mirror %q: %q is not a registry host (it needs a '.' or ':' or to be localhost)", to, host)
 	}
+	if i := strings.IndexAny(prefix, ":@"); i >= 0 {
+		return Mapping{}, exitcode.BadInput("mirror %q: --to and --mirror take HOST[/PREFIX], where repositories land, not a reference with a tag or digest (%q)", to, prefix[i:])
+	}
+	// The prefix must be the start of a valid repository path: it is
+	// checked with a repository under it, a name never shown to the user.
 	if _, err := ociref.Parse(to + "/x"); err != nil {
-		return Mapping{}, exitcode.BadInput("mirror %q: %w", to, err)
+		return Mapping{}, exitcode.BadInput("mirror %q: %q is not a valid repository prefix (lowercase letters, digits and the separators . _ - between path components /)", to, prefix)
 	}
 	return Mapping{Host: host, Prefix: prefix}, nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/progress"
 )
 
 // Repositories opens registry repositories; *client.Client implements it.
@@ -43,6 +44,10 @@ type Options struct {
 	Concurrency int
 	// Progress, when set, is called as each package finishes.
 	Progress func(PackageResult)
+	// Reporter, when set, is told of each package and blob as the copy
+	// goes (bytes read, mounts, skips), for live progress; it changes
+	// nothing that is copied. Nil reports nothing.
+	Reporter progress.Reporter
 	// Formats are the package formats; those that are Qualifiers decide
 	// which layouts break a reference (see Mapping.BrokenEdges).
 	Formats []format.Format
@@ -70,7 +75,7 @@ type PackageResult struct {
 	Source  string `json:"source"`
 	Mirror  string `json:"mirror"`
 	Digest  string `json:"digest"`
-	Tag     string `json:"tag,omitempty"`
+	Tag     string `json:"version,omitempty"` // the locked version: `version`, as in every report
 	Copied  int64  `json:"copied"`
 	Mounted int64  `json:"mounted"`
 	Skipped int64  `json:"skipped"`
@@ -136,15 +141,19 @@ func Mirror(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 	led := newLedger(opts.Concurrency)
 	results := make([]PackageResult, len(pkgs))
 	errs := make([]error, len(pkgs))
+	rep := progress.Or(opts.Reporter)
+	rep.AddPackages(len(pkgs))
 	// No package's failure cancels another's copy: every failure is
 	// reported at the end.
 	var g errgroup.Group
 	g.SetLimit(opts.Concurrency)
 	for i, p := range pkgs {
 		g.Go(func() error {
+			rep.PackageStarted(p.Source)
 			res, err := retryPackage(ctx, opts.Retry, "mirroring "+p.Source, func() (*PackageResult, error) {
 				return copyPackage(ctx, p, opts, led)
 			})
+			rep.PackageDone(p.Source, err)
 			if err != nil {
 				errs[i] = fmt.Errorf("mirroring %s: %w", p.Source, err)
 				return nil
@@ -199,7 +208,7 @@ func copyFrom(ctx context.Context, src origin, ref originRef, p *lock.Package, o
 	defer led.release(dstName)
 	res := &PackageResult{Source: p.Source, Mirror: dstName, Digest: p.Digest, Tag: p.Version, Nodes: NewNodes()}
 	cp := copier{
-		src: src, srcRef: ref, dst: dst, dstName: dstName, conc: opts.Concurrency, led: led, retry: opts.Retry,
+		src: src, srcRef: ref, dst: dst, dstName: dstName, conc: opts.Concurrency, led: led, retry: opts.Retry, rep: opts.Reporter,
 		tag: func(ctx context.Context, desc ocispec.Descriptor, tag string) error {
 			return ensureTag(ctx, dst, desc, tag)
 		},
@@ -549,6 +558,8 @@ type copier struct {
 	// tagRoot, when set, names the package's root in dst instead of
 	// tagging it with the package's version.
 	tagRoot func(ctx context.Context, root ocispec.Descriptor) error
+	// rep, when set, is told of each blob's bytes and outcome.
+	rep progress.Reporter
 }
 
 // graph copies root's graph from the origin to the destination, counting
@@ -603,7 +614,11 @@ func (cp copier) graph(ctx context.Context, root ocispec.Descriptor, res *Packag
 	// A push that fails is retried with the content read again from the
 	// origin itself: the read slot of the first try is still held.
 	dst := RetryingTarget(cp.dst, cp.src, cp.retry)
-	if err := oras.CopyGraph(ctx, limited{cp.src, led.slots}, dst, root, opts); err != nil {
+	var src content.ReadOnlyStorage = cp.src
+	if cp.rep != nil {
+		src = ReportProgress(cp.rep, dstName, src, &opts)
+	}
+	if err := oras.CopyGraph(ctx, limited{src, led.slots}, dst, root, opts); err != nil {
 		return err
 	}
 	res.Copied += copied.Load()

@@ -1,6 +1,115 @@
 package resolve
 
-import "github.com/ferryhq/ferry/exitcode"
+import (
+	"fmt"
+	"strings"
+
+	"oras.land/oras-go/v2/errdef"
+
+	"github.com/ferryhq/ferry/exitcode"
+)
 
 // badInput marks an error caused by the user's or a package's input.
 func badInput(err error) error { return exitcode.With(exitcode.Usage, err) }
+
+// maxNearestTags is how many tags a TagNotFoundError lists when the
+// repository has more.
+const maxNearestTags = 8
+
+// TagNotFoundError reports a tag the repository does not have, with the
+// tags it has (the nearest few when there are many), as a user would ask
+// next. It unwraps to errdef.ErrNotFound.
+type TagNotFoundError struct {
+	// Source is the repository, HOST/PATH.
+	Source string
+	// Tag is the missing tag.
+	Tag string
+	// Tags are every tag of the repository.
+	Tags []string
+}
+
+func (e *TagNotFoundError) Error() string {
+	ref := e.Source + ":" + e.Tag
+	if len(e.Tags) == 0 {
+		return fmt.Sprintf("%s: tag %s not found: the repository has no tags", ref, e.Tag)
+	}
+	near := NearestTags(e.Tag, e.Tags, maxNearestTags)
+	if len(near) == len(e.Tags) {
+		return fmt.Sprintf("%s: tag %s not found (tags: %s)", ref, e.Tag, strings.Join(near, " "))
+	}
+	return fmt.Sprintf("%s: tag %s not found (nearest of its %d tags: %s)", ref, e.Tag, len(e.Tags), strings.Join(near, " "))
+}
+
+// Unwrap returns errdef.ErrNotFound.
+func (e *TagNotFoundError) Unwrap() error { return errdef.ErrNotFound }
+
+// NearestTags returns at most n of tags closest to tag, in version order:
+// all of them when there are no more than n; else, for a semantic version,
+// the tags around where it would sort, and for another tag those with the
+// smallest edit distance.
+func NearestTags(tag string, tags []string, n int) []string {
+	sorted := sortedTags(tags)
+	if len(sorted) <= n {
+		return sorted
+	}
+	if v := ParseTag(tag); v != nil {
+		// Where tag would sort among the versions; the others keep their
+		// place after them (sortedTags puts non-versions last).
+		at := 0
+		for at < len(sorted) {
+			w := ParseTag(sorted[at])
+			if w == nil || w.Compare(v) >= 0 {
+				break
+			}
+			at++
+		}
+		lo := max(0, min(at-n/2, len(sorted)-n))
+		return sorted[lo : lo+n]
+	}
+	type scored struct {
+		i, d int
+	}
+	all := make([]scored, len(sorted))
+	for i, t := range sorted {
+		all[i] = scored{i, editDistance(tag, t)}
+	}
+	// Stable selection of the n smallest distances, kept in version order.
+	keep := make([]bool, len(sorted))
+	for range n {
+		best := -1
+		for j, s := range all {
+			if !keep[j] && (best < 0 || s.d < all[best].d) {
+				best = j
+			}
+		}
+		keep[best] = true
+	}
+	out := make([]string, 0, n)
+	for i, t := range sorted {
+		if keep[i] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -78,6 +79,28 @@ type Config struct {
 	Rules []RuleConfig `yaml:"rules,omitempty" json:"rules,omitempty"`
 }
 
+// fileLines turns the line numbers of a type error from decoding the
+// section on its own (line 1: its first line) into the file's, the
+// section starting on line first.
+func fileLines(err error, first int) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) || first <= 1 {
+		return err
+	}
+	out := &yaml.TypeError{Errors: make([]string, len(te.Errors))}
+	for i, e := range te.Errors {
+		if rest, ok := strings.CutPrefix(e, "line "); ok {
+			if num, msg, ok := strings.Cut(rest, ": "); ok {
+				if line, serr := strconv.Atoi(num); serr == nil {
+					e = fmt.Sprintf("line %d: %s", line+first-1, msg)
+				}
+			}
+		}
+		out.Errors[i] = e
+	}
+	return out
+}
+
 // UnmarshalYAML reads either shape of the section, a mapping
 // {trustedRoot, rules} or a plain list of rules, rejecting unknown fields.
 func (c *Config) UnmarshalYAML(n *yaml.Node) error {
@@ -91,7 +114,7 @@ func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 	case yaml.SequenceNode:
 		var rules []RuleConfig
 		if err := dec.Decode(&rules); err != nil {
-			return fmt.Errorf("trust: %w", err)
+			return fmt.Errorf("trust: %w", fileLines(err, n.Line))
 		}
 		*c = Config{Rules: rules}
 		return nil
@@ -99,7 +122,7 @@ func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 		type plain Config
 		var p plain
 		if err := dec.Decode(&p); err != nil {
-			return fmt.Errorf("trust: %w", err)
+			return fmt.Errorf("trust: %w", fileLines(err, n.Line))
 		}
 		*c = Config(p)
 		return nil

@@ -303,7 +303,7 @@ func TestMirrorSetTrust(t *testing.T) {
 		{"none", "", 0, ""},
 		{"list", "trust:\n  - match: ghcr.io/acme/\n    keys: [a.pub]\n", 1, ""},
 		{"mapping", "trust:\n  trustedRoot: root.json\n  rules:\n    - match: ghcr.io/\n      keys: [a.pub]\n      required: true\n", 1, ""},
-		{"unknown field", "trust:\n  - match: ghcr.io/\n    required: yes\n    kyes: [a.pub]\n", 0, "field kyes not found"},
+		{"unknown field", "trust:\n  - match: ghcr.io/\n    required: yes\n    kyes: [a.pub]\n", 0, `line 8: unknown key "kyes" in a trust rule`},
 	}
 	base, err := mirrorset.Parse([]byte(head))
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/manifest"
+	"github.com/ferryhq/ferry/progress"
 	"github.com/ferryhq/ferry/relocate"
 	"github.com/ferryhq/ferry/signature"
 	"github.com/ferryhq/ferry/trust"
@@ -65,6 +67,10 @@ type Options struct {
 	// there (see trust.CheckMirror). Recorded artifacts are checked even
 	// when it is nil.
 	Trust *trust.Policy
+	// Reporter, when set, is told of each package checked and, with
+	// Deep, of each blob's bytes as they are re-hashed, for live
+	// progress. Nil reports nothing.
+	Reporter progress.Reporter
 }
 
 // Problem kinds.
@@ -159,10 +165,15 @@ func Verify(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opts.Concurrency)
+	prog := progress.Or(opts.Reporter)
+	prog.AddPackages(len(l.Resolved()))
 	for _, p := range l.Resolved() {
 		g.Go(func() error {
 			c := &checker{opts: opts, pkg: p.Source, add: add}
-			if err := c.checkPackage(gctx, p); err != nil {
+			prog.PackageStarted(p.Source)
+			err := c.checkPackage(gctx, p)
+			prog.PackageDone(p.Source, err)
+			if err != nil {
 				return err
 			}
 			mu.Lock()
@@ -433,13 +444,16 @@ func (c *checker) checkBlob(ctx context.Context, repo *remote.Repository, repoNa
 	if !c.opts.Deep {
 		return nil
 	}
+	prog := progress.Or(c.opts.Reporter)
+	prog.BlobStarted(ref, path.Base(repoName)+" "+want.Digest.Encoded()[:min(12, len(want.Digest.Encoded()))], want.Size)
+	defer prog.BlobDone(ref, progress.Copied)
 	rc, err := repo.Blobs().Fetch(ctx, want)
 	if err != nil {
 		return fmt.Errorf("downloading %s: %w", ref, err)
 	}
 	defer rc.Close()
 	h := want.Digest.Algorithm().Hash()
-	n, err := io.Copy(h, rc)
+	n, err := io.Copy(h, progress.NewReader(rc, prog, ref))
 	if err != nil && (!isMismatch(err) || client.IsTransient(err)) {
 		// A download cut short that could not be resumed is a failure of
 		// the network (exit 1), not of the mirror's content.

@@ -21,6 +21,7 @@ import (
 // and the feed gone, --from-archive into a private registry, verify --deep
 // and install from it.
 func TestArchiveAirGap(t *testing.T) {
+	t.Parallel()
 	w := newCrossplaneWorld(t)
 	feed := mixintest.NewFeed(t)
 	env := clitest.New(t)
@@ -92,6 +93,7 @@ platforms: [linux/amd64]
 // TestArchiveBadInput: archives that are not ferry's, or that lack what
 // their lock names, are refused before the lock is written.
 func TestArchiveBadInput(t *testing.T) {
+	t.Parallel()
 	env := clitest.New(t)
 	private := registrytest.New(t)
 	env.WriteFile("notatar.tar", "hello")
@@ -159,6 +161,7 @@ func tarNames(t *testing.T, path string) map[string]bool {
 // out) is read in place, never extracted: the import fails, and nothing is
 // written outside, or at all.
 func TestArchiveHostileEntries(t *testing.T) {
+	t.Parallel()
 	env := clitest.New(t)
 	private := registrytest.New(t)
 	outside := t.TempDir()

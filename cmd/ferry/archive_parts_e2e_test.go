@@ -60,6 +60,7 @@ func fileSize(t *testing.T, path string) int64 {
 // archive into parts no larger than the limit that verify and import as
 // one; a missing part is exit 2.
 func TestE2EArchiveSinceParts(t *testing.T) {
+	t.Parallel()
 	w := newCrossplaneWorld(t)
 	feed := mixintest.NewFeed(t)
 	env := clitest.New(t)

@@ -31,6 +31,7 @@ import (
 // into the archive afterwards are not pushed, and the import warns about
 // each.
 func TestE2EArchiveCarriesGraphSignatures(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src, _, c, l := pipelinetest.MirroredLock(t)
 	env := clitest.New(t)

@@ -48,6 +48,7 @@ func newCrossplaneWorld(t *testing.T) *crossplaneWorld {
 // layout check refuses a prefix that breaks partial references) and one
 // install, with the source registry stopped.
 func TestCrossplaneMixedClosure(t *testing.T) {
+	t.Parallel()
 	w := newCrossplaneWorld(t)
 	feed := mixintest.NewFeed(t)
 	env := clitest.New(t)
@@ -201,6 +202,7 @@ func checkCrossplaneInstall(t *testing.T, dir string, l *lock.Lock, mirrorHost s
 // TestCrossplaneUserReplace: a user replace in ferry.yaml redirects every
 // edge to the replaced source, which is neither resolved nor mirrored.
 func TestCrossplaneUserReplace(t *testing.T) {
+	t.Parallel()
 	w := newCrossplaneWorld(t)
 	env := clitest.New(t)
 	env.WriteFile("ferry.yaml", `apiVersion: ferry.dev/v1alpha1
@@ -228,6 +230,7 @@ replace:
 // TestCrossplaneBadInput: each malformed package gets a clear error that
 // names the package chain, a non-zero exit, and no lock.
 func TestCrossplaneBadInput(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src := registrytest.New(t)
 	c := registrytest.Client(t)

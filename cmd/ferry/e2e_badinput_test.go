@@ -13,6 +13,7 @@ import (
 // TestE2EBadInput: each bad input gets a clear message naming what is
 // wrong, a non-zero exit code, and no ferry.lock.
 func TestE2EBadInput(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src, cat := e2eSeed(t)
 	h := src.Host
@@ -141,6 +142,7 @@ func TestE2EBadInput(t *testing.T) {
 // TestE2EBadLock: a malformed or missing lock is bad input (exit 2) for
 // every command that reads one, and nothing is written.
 func TestE2EBadLock(t *testing.T) {
+	t.Parallel()
 	env := e2eEnv(t)
 	tests := []struct {
 		name, content, want string

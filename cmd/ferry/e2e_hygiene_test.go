@@ -25,6 +25,7 @@ const marker = "s3cr3t-MARKER"
 // variable), runs each case through the binary, and greps stdout and
 // stderr of every run for it.
 func TestE2ENoCredentialInMessages(t *testing.T) {
+	t.Parallel()
 	src, cat := e2eSeed(t)
 	h := src.Host
 	stopped := registrytest.New(t)
@@ -158,6 +159,7 @@ func sparse(t *testing.T, path string, head string, size int64) {
 // porter.yaml, crossplane.yaml, ferry.lock) is refused from its size,
 // before it is read, with exit 2 naming the file, its size and the cap.
 func TestE2EHugeInputs(t *testing.T) {
+	t.Parallel()
 	over := func(max int64) int64 { return max + 1 }
 	cases := []struct {
 		file string

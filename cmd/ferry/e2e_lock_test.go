@@ -12,6 +12,7 @@ import (
 // TestE2ELockKeepsVersions: a newer tag does not move a locked version
 // until --update; --update=NAME moves only that package.
 func TestE2ELockKeepsVersions(t *testing.T) {
+	t.Parallel()
 	src := registrytest.New(t)
 	h := src.Host
 	dep := func(name string) fixture.Dep {
@@ -77,6 +78,7 @@ func TestE2ELockKeepsVersions(t *testing.T) {
 // TestE2EStaleLock: editing ferry.yaml after locking makes verify exit 3
 // and say the lock is stale.
 func TestE2EStaleLock(t *testing.T) {
+	t.Parallel()
 	src := registrytest.New(t)
 	mirror := registrytest.New(t)
 	h := src.Host

@@ -22,6 +22,7 @@ import (
 // edited away, is refused by every command that reads it, with exit 2
 // naming what is missing, before anything is copied or installed.
 func TestE2ELockIncomplete(t *testing.T) {
+	t.Parallel()
 	w := newE2EMirrored(t)
 	env := w.env
 	full := env.ReadFile("ferry.lock")
@@ -76,6 +77,7 @@ func TestE2ELockIncomplete(t *testing.T) {
 // package's manifest graph: verify, shallow and deep, reports it (exit 3)
 // naming the package and the image.
 func TestE2ELockEditedImage(t *testing.T) {
+	t.Parallel()
 	w := newE2EMirrored(t)
 	env := w.env
 	l := e2eReadLock(t, env, "ferry.lock")
@@ -157,6 +159,7 @@ func (w *headerRewriter) Write(b []byte) (int, error) {
 // bytes and the media type of the content; content that is not a
 // manifest, or does not hash to the digest announced, is refused.
 func TestE2EManifestJudgedByBytes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	html := "<!DOCTYPE html><html><body>Please sign in</body></html>"
 	cases := []struct {

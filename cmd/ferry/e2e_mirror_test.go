@@ -17,6 +17,7 @@ import (
 // a layer (and config); mirrored one package at a time, the second
 // repository mounts them from the first instead of receiving them again.
 func TestE2EMirrorMountsSharedBlobs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src := registrytest.New(t)
 	var log e2eRequestLog
@@ -80,6 +81,7 @@ func TestE2EMirrorMountsSharedBlobs(t *testing.T) {
 // TestE2EMirrorClash: two sources that map to one mirror path fail with
 // exit 2 before anything is copied or written.
 func TestE2EMirrorClash(t *testing.T) {
+	t.Parallel()
 	a := registrytest.New(t)
 	b := registrytest.New(t)
 	mirror := registrytest.New(t)
@@ -112,6 +114,7 @@ func TestE2EMirrorClash(t *testing.T) {
 }
 
 func TestMappingTable(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		to, source, want string
 	}{

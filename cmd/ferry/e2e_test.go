@@ -29,7 +29,6 @@ import (
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/mixin/mixintest"
 	"github.com/ferryhq/ferry/relocate"
-	"github.com/ferryhq/ferry/verify"
 )
 
 // e2eEnv returns a CLI environment whose default mixin feed is a local
@@ -261,6 +260,7 @@ mirror:
 // TestE2EPipeline runs resolve, lock, mirror, verify and install through
 // the ferry binary, the public registry stopped before install.
 func TestE2EPipeline(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src, cat := e2eSeed(t)
 	mirror := registrytest.New(t)
@@ -397,11 +397,11 @@ use:
 	// verify: clean mirror.
 	env.Expect(0, []string{"verify"}, "verified 9 packages")
 	env.Expect(0, []string{"verify", "--deep"}, "re-hashed")
-	var vrep verify.Report
+	var vrep verifyJSON
 	if err := json.Unmarshal([]byte(env.MustRun("verify", "-o", "json").Stdout), &vrep); err != nil {
 		t.Fatal(err)
 	}
-	if !vrep.OK() || vrep.Packages != 9 || vrep.Blobs == 0 {
+	if !vrep.OK || len(vrep.Problems) != 0 || vrep.Counts.Packages != 9 || vrep.Counts.Blobs == 0 {
 		t.Errorf("verify json: %+v", vrep)
 	}
 

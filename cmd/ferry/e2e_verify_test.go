@@ -37,6 +37,7 @@ func e2eSnapshot(t *testing.T, dir string) map[string]string {
 // mirror's storage: verify lists every problem and exits 3, install
 // refuses and leaves its destination as it was.
 func TestE2EVerifyAndInstallTampered(t *testing.T) {
+	t.Parallel()
 	w := newE2EMirrored(t)
 	env, h := w.env, w.src.Host
 	c := e2eClient(t)

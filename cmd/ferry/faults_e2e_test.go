@@ -48,6 +48,7 @@ var faultsLayers = []int64{16 << 10, 128 << 10, 512 << 10}
 // must pass afterwards through a clean path. Across the seeds the proxies
 // must have injected every kind of fault.
 func TestFaultsFirstRun(t *testing.T) {
+	t.Parallel()
 	seeds := []uint64{1, 2, 3, 4}
 	var (
 		mu    sync.Mutex

@@ -7,9 +7,12 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/client"
@@ -20,6 +23,7 @@ import (
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/porter"
+	"github.com/ferryhq/ferry/progress"
 	"github.com/ferryhq/ferry/redact"
 	"github.com/ferryhq/ferry/relocate"
 )
@@ -50,6 +54,11 @@ type globalFlags struct {
 	// ferry.yaml's trust policy (package trust).
 	verifyKeys  []string
 	trustedRoot string
+
+	// rep draws the progress of the running command (startProgress);
+	// while it is set, progress lines and log lines go through it. Log
+	// lines come from the client's goroutines: it is read atomically.
+	rep atomic.Pointer[progress.Reporter]
 }
 
 // settings returns the format sections the flags set, merged over what an
@@ -81,7 +90,35 @@ func (g *globalFlags) inputs(args []string, version string) (*mirrorset.MirrorSe
 	if err != nil {
 		return nil, "", err
 	}
-	return mirrorset.FromArgs(args, version, formats.All(), settings)
+	ms, input, err := mirrorset.FromArgs(args, version, formats.All(), settings)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := checkConstraints(ms, input); err != nil {
+		return nil, "", err
+	}
+	return ms, input, nil
+}
+
+// checkConstraints rejects, before any registry is contacted, a root's
+// version constraint that does not parse (exit 2): from --version, or
+// from the input file. "latest" is every version, as resolve reads it
+// (resolve/version.go constraintOf).
+func checkConstraints(ms *mirrorset.MirrorSet, input string) error {
+	for _, p := range ms.Packages {
+		c := strings.TrimSpace(p.Version)
+		if c == "" || c == "latest" {
+			continue
+		}
+		if _, err := semver.NewConstraint(c); err != nil {
+			from := "--version"
+			if input != "" {
+				from = input
+			}
+			return exitcode.BadInput("%s: %s: invalid version constraint %q: %w", from, p.Ref, p.Version, err)
+		}
+	}
+	return nil
 }
 
 // lockInputs loads the input file l was made from, with the flags'
@@ -98,7 +135,12 @@ func (g *globalFlags) register(c *cobra.Command) {
 	f := c.PersistentFlags()
 	f.StringVarP(&g.output, "output", "o", "", "output format: text or json (resolve: tree, json, dot or plan)")
 	f.IntVarP(&g.jobs, "jobs", "j", 8, "maximum concurrent registry operations")
-	f.StringArrayVar(&g.plainHTTP, "plain-http", nil, "speak plain HTTP to this registry host (repeatable; loopback hosts need no flag)")
+	f.StringArrayVar(&g.plainHTTP, "plain-http", nil, "speak plain HTTP to every registry (a switch, as in oras), or with --plain-http=HOST to that host only (repeatable; loopback hosts need no flag)")
+	// A bare --plain-http is a switch: NoOptDefVal keeps it from taking
+	// the next argument (a ROOT) as its value, as oras's bool flag does
+	// (oras cmd/oras/internal/option/remote.go); --plain-http=HOST still
+	// names one host.
+	f.Lookup("plain-http").NoOptDefVal = client.PlainHTTPAll
 	f.StringVar(&g.caFile, "ca-file", "", "PEM file of extra root certificates for registry TLS")
 	f.StringVar(&g.registryConfig, "registry-config", "", "docker config.json with registry credentials (default $DOCKER_CONFIG/config.json or ~/.docker/config.json)")
 	f.BoolVarP(&g.quiet, "quiet", "q", false, "print only results and errors")
@@ -172,7 +214,7 @@ func (g *globalFlags) logger() (*slog.Logger, error) {
 		return nil, exitcode.BadInput("--log-level %q: want debug, info, warn or error", g.logLevel)
 	}
 	// Each record is one line, redacted before it reaches the terminal.
-	return slog.New(slog.NewTextHandler(redact.NewWriter(os.Stderr), &slog.HandlerOptions{Level: level})), nil
+	return slog.New(slog.NewTextHandler(redact.NewWriter(stderr{g}), &slog.HandlerOptions{Level: level})), nil
 }
 
 // checkOutput rejects an -o value the command does not know.
@@ -192,10 +234,91 @@ func (g *globalFlags) json() bool { return g.output == "json" }
 
 // progress writes a progress line to stderr unless --quiet.
 func (g *globalFlags) progress(format string, args ...any) {
-	if g.quiet {
+	if g.quiet || !logEnabled(slog.LevelInfo) {
+		return
+	}
+	if rep := g.rep.Load(); rep != nil {
+		(*rep).Line(redact.String(fmt.Sprintf(format, args...)))
 		return
 	}
 	fmt.Fprintln(os.Stderr, redact.String(fmt.Sprintf(format, args...)))
+}
+
+// startProgress returns the Reporter of the command's long work, on
+// stderr: live bars on a terminal, plain lines when stderr is a pipe or a
+// file, TERM=dumb, NO_COLOR or -o json, nothing with --quiet (see
+// progress.Choose). stopProgress ends it.
+func (g *globalFlags) startProgress() progress.Reporter {
+	// --log-level warn or error silences progress as --quiet does.
+	mode := progress.Choose(term.IsTerminal(int(os.Stderr.Fd())), g.quiet || !logEnabled(slog.LevelInfo), g.json(), os.Getenv)
+	rep := progress.New(os.Stderr, mode)
+	if mode != progress.Silent { // --quiet still lets log lines through
+		g.rep.Store(&rep)
+	}
+	return rep
+}
+
+// stopProgress draws the last overall line and returns stderr to plain
+// writes.
+func (g *globalFlags) stopProgress() {
+	if rep := g.rep.Swap(nil); rep != nil {
+		(*rep).Close()
+	}
+}
+
+// stderr writes log lines through the progress Reporter while one runs
+// (above the bars), else to os.Stderr.
+type stderr struct{ g *globalFlags }
+
+func (w stderr) Write(b []byte) (int, error) {
+	if rep := w.g.rep.Load(); rep != nil {
+		for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+			(*rep).Line(line)
+		}
+		return len(b), nil
+	}
+	return os.Stderr.Write(b)
+}
+
+// result writes a line of the command's result to stdout: what was
+// resolved, locked, mirrored, verified or installed. Unlike progress, it
+// is printed with --quiet and at any --log-level (-o json prints the
+// result as JSON instead).
+func (g *globalFlags) result(format string, args ...any) {
+	fmt.Fprintln(os.Stdout, redact.String(fmt.Sprintf(format, args...)))
+}
+
+// minLevel is --log-level: progress lines are info, warnings warn
+// (checkLogLevel sets it before a command runs).
+var minLevel slog.LevelVar
+
+// logEnabled reports whether --log-level lets lines of level through.
+func logEnabled(level slog.Level) bool { return level >= minLevel.Level() }
+
+// checkLogLevel validates --log-level before any command runs (exit 2)
+// and sets the level progress lines and warnings are filtered at.
+func (g *globalFlags) checkLogLevel() error {
+	level, err := parseLogLevel(g.logLevel)
+	if err != nil {
+		return err
+	}
+	minLevel.Set(level)
+	return nil
+}
+
+// parseLogLevel reads a --log-level value.
+func parseLogLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info", "":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, exitcode.BadInput("--log-level %q: want debug, info, warn or error", s)
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -205,6 +328,9 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 func warn(warnings []string) {
+	if !logEnabled(slog.LevelWarn) {
+		return
+	}
 	for _, w := range warnings {
 		fmt.Fprintln(os.Stderr, "warning: "+redact.String(w))
 	}
@@ -214,7 +340,13 @@ func warn(warnings []string) {
 func cobraExactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return exitcode.BadInput("%w (see %s --help)", err, cmd.CommandPath())
+			if n == 0 {
+				err = fmt.Errorf("%s takes no arguments, got %q", cmd.CommandPath(), args)
+				if len(args) == 1 && strings.HasSuffix(args[0], ".lock") && cmd.Flags().Lookup("lock") != nil {
+					err = fmt.Errorf("%w: to name the lock, pass --lock %s", err, args[0])
+				}
+			}
+			return exitcode.BadInput("%w\nusage: %s (see %s --help)", err, cmd.UseLine(), cmd.CommandPath())
 		}
 		return nil
 	}

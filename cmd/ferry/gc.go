@@ -80,7 +80,7 @@ without the marker is never touched, nor one a running ferry holds.`,
 				for _, d := range rep.InUse {
 					g.progress("kept %s: a running ferry is using it", d)
 				}
-				g.progress("removed %d staging directories, %d bytes freed", len(rep.Removed), rep.Bytes)
+				g.result("removed %d staging directories, %d bytes freed", len(rep.Removed), rep.Bytes)
 			}
 			return errors.Join(errs...)
 		},

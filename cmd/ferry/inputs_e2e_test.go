@@ -11,6 +11,7 @@ import (
 // editing a crossplane.yaml makes it stale, and a lock made from
 // command-line roots is not judged by an unrelated ferry.yaml.
 func TestStaleInputs(t *testing.T) {
+	t.Parallel()
 	w := newCrossplaneWorld(t)
 	env := clitest.New(t)
 	xp := func(constraint string) string {
@@ -47,6 +48,7 @@ spec:
 // here) are inputs: verify given the same flags finds the lock current,
 // and without them reports it stale.
 func TestInputsWithFlags(t *testing.T) {
+	t.Parallel()
 	w := newCrossplaneWorld(t)
 	env := clitest.New(t)
 	env.WriteFile("crossplane.yaml", `apiVersion: meta.pkg.crossplane.io/v1

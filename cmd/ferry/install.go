@@ -49,6 +49,7 @@ is 3.`,
 		Example: `  ferry install --dest ./install
   ferry install --lock ferry.lock --mirror registry.dr.acme.com/mirror --dest /opt/bundles
   ferry install --lock-key cosign.pub --dest ./install`,
+		Args: cobraExactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := g.checkOutput("text", "json"); err != nil {
 				return err
@@ -75,6 +76,8 @@ is 3.`,
 			}
 			defer env.Close()
 			opts := install.Options{Registry: env.Client, Dest: dest, Concurrency: g.jobs, LockKey: lockKey, LockFile: lockPath, Retry: env.Client.RetryPolicy(), RequireSignedLock: requireSigned, PlainHTTP: g.plainHTTP}
+			opts.Reporter = g.startProgress()
+			defer g.stopProgress()
 			// A signed lock's mirror locations are in LOCK.mirror.yaml.
 			if opts.Mirror, err = mirrorFlag(lockMirrorFlag(mirror, sidecar, stale)); err != nil {
 				return err
@@ -117,22 +120,29 @@ is 3.`,
 					return err
 				}
 			}
+			g.stopProgress() // the results print after the last bar
 			if ph != nil {
 				if err := ph.Commit(); err != nil {
 					return err
 				}
-				g.progress("installed mixins %s into PORTER_HOME %s (versioned cache: %s)", strings.Join(ph.Mixins, " "), porterHome, strings.Join(ph.Cached, " "))
+			}
+			if g.json() { // schemas/install.json
+				out, err := newInstallJSON(l, dest, plan, porterHome, ph)
+				if err != nil {
+					return err
+				}
+				return writeJSON(os.Stdout, out)
+			}
+			if ph != nil {
+				g.result("installed mixins %s into PORTER_HOME %s (versioned cache: %s)", strings.Join(ph.Mixins, " "), porterHome, strings.Join(ph.Cached, " "))
 				if dest == "" {
 					return nil
 				}
 			}
-			if g.json() {
-				return writeJSON(os.Stdout, plan)
-			}
 			for _, st := range plan.Steps {
-				g.progress("%d. %s %s", st.Order, st.Kind, st.Mirror)
+				g.result("%d. %s %s", st.Order, st.Kind, st.Mirror)
 			}
-			g.progress("installed %d packages into %s", len(plan.Steps), dest)
+			g.result("installed %d packages into %s", len(plan.Steps), dest)
 			if _, err := os.Stat(filepath.Join(dest, install.NodeDir)); err == nil {
 				g.progress("node mirror configuration (containerd, CRI-O/Podman, OpenShift) in %s", filepath.Join(dest, install.NodeDir))
 			}

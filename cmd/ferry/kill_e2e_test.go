@@ -232,6 +232,7 @@ func noStaging(t *testing.T, dir string) {
 // completed (uploads the mirror holds, blobs already staged), leaves no
 // staging, and verify --deep passes.
 func TestKillAndResume(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		kills []int
@@ -328,6 +329,7 @@ func TestKillAndResume(t *testing.T) {
 // directory, reports it (text and JSON), and leaves alone a directory
 // with a staging name but no marker.
 func TestGC(t *testing.T) {
+	t.Parallel()
 	env := clitest.New(t)
 	marked := relocate.StagePath(env.Path("closure.tar"), "0123456789abcdef")
 	foreign := relocate.StagePath(env.Path("out"), "fedcba9876543210")

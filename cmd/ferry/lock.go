@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -34,8 +35,9 @@ func newLockCmd(g *globalFlags) *cobra.Command {
 by digest to ferry.lock, atomically. Versions already locked are kept while
 they satisfy every constraint; --update re-resolves all of them, or
 --update=NAME,... (or --update NAME...) only the named ones (a source repository or its last
-path element). A second run with nothing changed leaves the file
-byte-identical. With a porter.yaml as ROOT, --porter-lock also writes
+path element); a NAME the lock does not hold is exit 2. A second run with
+nothing changed leaves the file byte-identical. Given ROOTs, lock never
+overwrites a lock made from other inputs (exit 2): pass --lock FILE. With a porter.yaml as ROOT, --porter-lock also writes
 Porter's porter.lock.yaml beside it: the mixins the porter.yaml declares,
 with their source, url, version and binary digests (Porter's "Mixin
 Versioning" proposal).
@@ -71,6 +73,12 @@ attestations and SBOMs and OCI referrers, with the rule that verified each.`,
 			}
 			prev, err := readLockIfExists(lockPath)
 			if err != nil {
+				return err
+			}
+			if err := guardLock(cmd, args, prev, ms, input, lockPath); err != nil {
+				return err
+			}
+			if err := checkUpdateNames(updateFrom(cmd, update), prev, lockPath); err != nil {
 				return err
 			}
 			signKey, err := loadSignKey(signKeyPath)
@@ -114,9 +122,11 @@ attestations and SBOMs and OCI referrers, with the rule that verified each.`,
 				}
 			}
 			if g.json() {
-				return writeJSON(os.Stdout, l)
+				// The lock as ferry.lock holds it, mixins included
+				// (lock/schema.json).
+				return writeLockJSON(l)
 			}
-			g.progress("locked %d packages and %d mixin versions in %s", len(l.Resolved()), len(mixins), lockPath)
+			g.result("locked %d packages and %d mixin versions in %s", len(l.Resolved()), len(mixins), lockPath)
 			return nil
 		},
 	}
@@ -192,6 +202,38 @@ func updateFrom(cmd *cobra.Command, names []string) ferry.Update {
 	return ferry.Update{Names: names}
 }
 
+// checkUpdateNames rejects, before any request, an --update NAME that
+// selects nothing in the lock (no package source, no mixin), listing the
+// names that exist.
+func checkUpdateNames(u ferry.Update, prev *lock.Lock, lockPath string) error {
+	if u.All || len(u.Names) == 0 {
+		return nil
+	}
+	if prev == nil {
+		return exitcode.BadInput("--update %s: there is no lock %s yet to update (run ferry lock first)", strings.Join(u.Names, ","), lockPath)
+	}
+	var names []string
+	for _, p := range prev.Packages {
+		names = append(names, p.Source)
+	}
+	mixins, _ := mixin.FromLock(prev)
+	for _, m := range mixins {
+		names = append(names, m.Name)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	var unknown []string
+	for _, n := range u.Names {
+		if !slices.ContainsFunc(names, (ferry.Update{Names: []string{n}}).Selects) {
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	return exitcode.BadInput("--update %s: no such package or mixin in %s; it holds: %s", strings.Join(unknown, ","), lockPath, strings.Join(names, ", "))
+}
+
 // readLockIfExists reads path, or returns nil when there is no lock yet.
 func readLockIfExists(path string) (*lock.Lock, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
@@ -202,6 +244,34 @@ func readLockIfExists(path string) (*lock.Lock, error) {
 		return nil, exitcode.With(exitcode.Usage, err)
 	}
 	return l, nil
+}
+
+// guardLock keeps a command given ROOTs on the command line from
+// overwriting a lock made from other inputs (ferry.yaml's lock replaced by
+// an ad-hoc one): without an explicit --lock, an existing lock is written
+// again only when it was made from the same inputs (its inputs: digest,
+// mirrorset.MirrorSet.Digest) or from the same input file (its input:).
+// Otherwise it is an exit 2 that tells the user to pass --lock FILE.
+func guardLock(cmd *cobra.Command, args []string, prev *lock.Lock, ms *mirrorset.MirrorSet, input, lockPath string) error {
+	if prev == nil || len(args) == 0 || cmd.Flags().Changed("lock") {
+		return nil
+	}
+	if prev.Inputs == ms.Digest() {
+		return nil
+	}
+	if input != "" && prev.Input != "" {
+		same := &lock.Lock{}
+		ferry.RecordInput(same, input, lockPath)
+		if same.Input == prev.Input {
+			return nil
+		}
+	}
+	from := "other command-line references"
+	if prev.Input != "" {
+		from = prev.Input
+	}
+	return exitcode.BadInput("%s was made from %s, not from %s: refusing to overwrite it; pass --lock FILE to write this lock elsewhere (or --lock %s to replace it)",
+		lockPath, from, strings.Join(args, " "), lockPath)
 }
 
 // loadSignKey reads the cosign private key a --sign-key flag names,
@@ -259,10 +329,10 @@ func finishMirrorSigned(g *globalFlags, l *lock.Lock, lockPath string, rep *relo
 		if err := lock.RemoveMirrors(lockPath); err != nil {
 			return err
 		}
-		return reportMirror(g, rep, "lock "+lockPath)
+		return reportMirror(g, l, rep, "lock "+lockPath)
 	}
 	if to == "" {
-		return reportMirror(g, rep, "signed lock "+lockPath+" unchanged")
+		return reportMirror(g, l, rep, "signed lock "+lockPath+" unchanged")
 	}
 	m, err := lock.NewMirrors(keep, l, to)
 	if err != nil {
@@ -271,16 +341,21 @@ func finishMirrorSigned(g *globalFlags, l *lock.Lock, lockPath string, rep *relo
 	if err := m.Write(lockPath); err != nil {
 		return fmt.Errorf("writing %s: %w", lock.MirrorsPath(lockPath), err)
 	}
-	return reportMirror(g, rep, "signed lock "+lockPath+" unchanged, mirror locations in "+lock.MirrorsPath(lockPath))
+	return reportMirror(g, l, rep, "signed lock "+lockPath+" unchanged, mirror locations in "+lock.MirrorsPath(lockPath))
 }
 
-// reportMirror reports a mirror run; what says what was written.
-func reportMirror(g *globalFlags, rep *relocate.Report, what string) error {
+// reportMirror reports a mirror run that wrote l; what says what was
+// written. The result goes to stdout (schemas/mirror.json with -o json).
+func reportMirror(g *globalFlags, l *lock.Lock, rep *relocate.Report, what string) error {
 	warn(ignoredWarnings(rep))
 	if g.json() {
-		return writeJSON(os.Stdout, rep)
+		out, err := newMirrorJSON(l, rep)
+		if err != nil {
+			return err
+		}
+		return writeJSON(os.Stdout, out)
 	}
-	g.progress("mirrored %d packages to %s; %s updated", len(rep.Packages), rep.To, what)
+	g.result("mirrored %d packages to %s; %s updated", len(rep.Packages), rep.To, what)
 	return nil
 }
 
@@ -334,7 +409,7 @@ func finishSignedImport(g *globalFlags, l *lock.Lock, lockPath string, data, sig
 	if err := lock.WriteSigned(lockPath, data, sig, m); err != nil {
 		return err
 	}
-	return reportMirror(g, rep, "signed lock "+lockPath+" and "+lockPath+signature.SigSuffix+" as carried, mirror locations in "+lock.MirrorsPath(lockPath))
+	return reportMirror(g, l, rep, "signed lock "+lockPath+" and "+lockPath+signature.SigSuffix+" as carried, mirror locations in "+lock.MirrorsPath(lockPath))
 }
 
 // lockMirrorFlag returns the mirror verify and install read from: --mirror

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -57,6 +58,22 @@ mirror using only the lock.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// An unknown command is a usage error (exit 2), as a bad flag is;
+	// cobra's own check (legacyArgs) would exit 1. Without a command,
+	// ferry prints its help.
+	root.Args = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		hint := ""
+		if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+			hint = ": did you mean " + strings.Join(s, " or ") + "?"
+		}
+		return exitcode.BadInput("unknown command %q for %q%s (see %s --help)", args[0], c.CommandPath(), hint, c.CommandPath())
+	}
+	root.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
+	// --log-level is checked before any command does anything.
+	root.PersistentPreRunE = func(c *cobra.Command, args []string) error { return g.checkLogLevel() }
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return exitcode.BadInput("%w (see %s --help)", err, c.CommandPath())
 	})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"oras.land/oras-go/v2/content/oci"
@@ -12,6 +14,7 @@ import (
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
+	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/relocate"
 )
 
@@ -35,7 +38,9 @@ written. --from-archive --lock-key cosign.pub refuses, before pushing
 anything, an archive whose ferry.lock.sig is missing or does not verify.
 
 With ROOTs (or a ferry.yaml and no --lock), the closure is resolved and
-locked first, keeping versions already in the lock.
+locked first, keeping versions already in the lock. A lock made from
+other inputs (ferry.yaml's, when ROOTs are references) is never
+overwritten: that is exit 2, and --lock F writes the new lock to F.
 
 For an air gap, --to-archive writes the closure, its mixins and the lock
 into one tar (an OCI image layout with ferry.lock inside); on the other
@@ -114,6 +119,8 @@ failure is listed with its rule and exits 3, with nothing copied.`,
 				return err
 			}
 			defer env.Close()
+			reporter := g.startProgress() // bars on a terminal, plain lines on a pipe
+			defer g.stopProgress()
 			progress := func(r relocate.PackageResult) {
 				g.progress("mirrored %s -> %s (%s; copied %d, mounted %d, skipped %d)", r.Source, r.Mirror, r.Digest, r.Copied, r.Mounted, r.Skipped)
 			}
@@ -130,7 +137,7 @@ failure is listed with its rule and exits 3, with nothing copied.`,
 					return nil
 				}
 				l, rep, err := relocate.FromArchiveChecked(cmd.Context(), fromArchive, relocate.Options{
-					Source: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Formats: env.Formats,
+					Source: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Reporter: reporter, Formats: env.Formats,
 					Retry: env.Client.RetryPolicy(),
 				}, check, func(ctx context.Context, store *oci.ReadOnlyStore, l *lock.Lock) error {
 					run := env.Run(ferryUpdateNone)
@@ -147,11 +154,13 @@ failure is listed with its rule and exits 3, with nothing copied.`,
 					return err
 				}
 				if signedSig != nil {
+					g.stopProgress() // results and the lock's report after the last bar
 					return finishSignedImport(g, l, lockPath, signedData, signedSig, mapping.String(), rep)
 				}
+				g.stopProgress() // results and the lock's report after the last bar
 				return finishMirrorSigned(g, l, lockPath, rep, signKey, nil, "")
 			}
-			l, ms, err := lockToMirror(cmd, g, env, args, lockPath, version)
+			l, ms, err := lockToMirror(cmd, g, env, args, lockPath, version, toArchive == "" && to == "")
 			if err != nil {
 				return err
 			}
@@ -194,7 +203,7 @@ failure is listed with its rule and exits 3, with nothing copied.`,
 					}
 				}
 				rep, written, err := relocate.ToArchiveParts(cmd.Context(), l, lockSig, toArchive, relocate.Options{
-					Source: env.Client, Concurrency: g.jobs, Progress: progress, Formats: env.Formats,
+					Source: env.Client, Concurrency: g.jobs, Progress: progress, Reporter: reporter, Formats: env.Formats,
 					Retry: env.Client.RetryPolicy(),
 				}, aopts, func(ctx context.Context, store *oci.Store) error {
 					for _, t := range transfers {
@@ -213,6 +222,7 @@ failure is listed with its rule and exits 3, with nothing copied.`,
 				if aopts.Since != nil {
 					g.progress("incremental archive since %s: %d blobs and manifests left out, %d carried", sincePath, written.Omitted, written.Blobs)
 				}
+				g.stopProgress() // results and the lock's report after the last bar
 				return finishMirrorSigned(g, l, lockPath, rep, signKey, keep, "")
 			}
 			if to == "" && ms != nil {
@@ -223,7 +233,7 @@ failure is listed with its rule and exits 3, with nothing copied.`,
 				return err
 			}
 			rep, err := relocate.Mirror(cmd.Context(), l, relocate.Options{
-				Source: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Formats: env.Formats,
+				Source: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Reporter: reporter, Formats: env.Formats,
 				Retry: env.Client.RetryPolicy(), Origin: origin,
 			})
 			if err != nil {
@@ -243,6 +253,7 @@ failure is listed with its rule and exits 3, with nothing copied.`,
 					return err
 				}
 			}
+			g.stopProgress() // results and the lock's report after the last bar
 			return finishMirrorSigned(g, l, lockPath, rep, signKey, keep, mapping.String())
 		},
 	}
@@ -337,26 +348,34 @@ func checkMirrorFlags(args []string, to, toArchive, fromArchive string) error {
 
 // lockToMirror returns the lock to mirror: the --lock file as it is, or
 // the closure of ROOTs (or ferry.yaml) locked afresh, keeping versions the
-// existing lock holds.
-func lockToMirror(cmd *cobra.Command, g *globalFlags, env *ferry.Env, args []string, lockPath, version string) (*lock.Lock, *mirrorset.MirrorSet, error) {
-	lockFlag := cmd.Flags().Changed("lock")
+// existing lock holds. With ROOTs, --lock F names the lock to write.
+// needTo (neither --to nor --to-archive) requires mirror.to from the
+// inputs: it is checked before any registry is contacted.
+func lockToMirror(cmd *cobra.Command, g *globalFlags, env *ferry.Env, args []string, lockPath, version string, needTo bool) (*lock.Lock, *mirrorset.MirrorSet, error) {
+	lockFlag := cmd.Flags().Changed("lock") && len(args) == 0
 	if !lockFlag && len(args) == 0 && !fileExists(mirrorset.DefaultFile) && fileExists(lockPath) {
 		// No inputs to resolve: mirror the lock as it is.
 		lockFlag = true
 	}
-	if lockFlag && len(args) > 0 {
-		return nil, nil, exitcode.BadInput("give ROOTs or --lock, not both")
-	}
 	if lockFlag {
 		l, err := lock.Read(lockPath)
+		if err == nil && needTo {
+			err = missingTo(args)
+		}
 		return l, nil, err
 	}
 	ms, input, err := g.inputs(args, version)
 	if err != nil {
 		return nil, nil, err
 	}
+	if needTo && ms.Mirror.To == "" {
+		return nil, nil, missingTo(args)
+	}
 	prev, err := readLockIfExists(lockPath)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := guardLock(cmd, args, prev, ms, input, lockPath); err != nil {
 		return nil, nil, err
 	}
 	if prev != nil && prev.Inputs == ms.Digest() {
@@ -371,16 +390,39 @@ func lockToMirror(cmd *cobra.Command, g *globalFlags, env *ferry.Env, args []str
 	return l, ms, nil
 }
 
+// missingTo is the error of a mirror run with no destination. When the
+// last ROOT looks like one (crane's `copy SRC DST` habit: a registry
+// path without tag or digest, or a .tar file), it suggests the flag.
+func missingTo(args []string) error {
+	const need = "mirror needs a destination: --to HOST[/PREFIX], --to-archive FILE.tar, or mirror.to in ferry.yaml"
+	if len(args) < 2 {
+		return exitcode.BadInput("%s", need)
+	}
+	last := args[len(args)-1]
+	src := strings.Join(args[:len(args)-1], " ")
+	if strings.HasSuffix(last, ".tar") {
+		return exitcode.BadInput("%s; to write %s, run: ferry mirror %s --to-archive %s", need, last, src, last)
+	}
+	if r, err := ociref.Parse(last); err == nil {
+		dst := last
+		if r.Tag != "" || r.Digest != "" {
+			// --to takes HOST[/PREFIX]: the source's path lands under it.
+			dst = r.Registry + "/" + path.Dir(r.Repository)
+			if path.Dir(r.Repository) == "." {
+				dst = r.Registry
+			}
+		}
+		return exitcode.BadInput("%s; if %s is where to copy to, run: ferry mirror %s --to %s", need, last, src, dst)
+	}
+	return exitcode.BadInput("%s", need)
+}
+
 // finishMirror writes the lock with its mirror locations and reports.
 func finishMirror(g *globalFlags, l *lock.Lock, lockPath string, rep *relocate.Report) error {
 	if err := l.Write(lockPath); err != nil {
 		return fmt.Errorf("writing %s: %w", lockPath, err)
 	}
-	if g.json() {
-		return writeJSON(os.Stdout, rep)
-	}
-	g.progress("mirrored %d packages to %s; lock %s updated", len(rep.Packages), rep.To, lockPath)
-	return nil
+	return reportMirror(g, l, rep, "lock "+lockPath)
 }
 
 // ignoredWarnings words what a mirror run left behind because the lock

@@ -19,6 +19,7 @@ import (
 // from explicitly. Each new mirror verifies --deep, and the lock records
 // it. A --from mirror that lacks the content fails.
 func TestMirrorFromMirror(t *testing.T) {
+	t.Parallel()
 	src, cat := e2eSeed(t)
 	feed := mixintest.NewFeed(t, mixintest.Options{Platforms: []string{"linux/amd64"}})
 	first := registrytest.New(t)

@@ -134,6 +134,7 @@ func mxSeed(t *testing.T) (*registrytest.Registry, *fixture.Catalog) {
 // verified (3), installed into PORTER_HOME with the feed offline (4), and
 // served to Porter's mirror protocol by `ferry serve` (5).
 func TestMixinsEndToEnd(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	fs := mixintest.NewFeed(t)
 	_, cat := mxSeed(t)

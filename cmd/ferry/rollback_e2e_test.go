@@ -15,6 +15,7 @@ import (
 // a newer tag than the version it declares (an older release moved under
 // a newer tag); honest tags lock.
 func TestE2ERollbackRefused(t *testing.T) {
+	t.Parallel()
 	src := registrytest.New(t)
 	h := src.Host
 	e2ePush(t, h, map[string][]fixture.Bundle{
@@ -61,6 +62,7 @@ func TestE2ERollbackRefused(t *testing.T) {
 // own key in -o json; --exit-code exits 1 when the locks differ and 0 when
 // they do not, as git diff --exit-code does.
 func TestE2EDiffReplaced(t *testing.T) {
+	t.Parallel()
 	src := registrytest.New(t)
 	h := src.Host
 	e2ePush(t, h, map[string][]fixture.Bundle{

@@ -62,6 +62,7 @@ overwrite the mirror; --insecure starts it anyway.`,
   ferry serve --root /var/lib/ferry --addr 0.0.0.0:443 --tls-cert tls.crt --tls-key tls.key \
     --htpasswd htpasswd --anonymous-read
   ferry serve --root /var/lib/ferry --addr 0.0.0.0:443 --tls-cert tls.crt --tls-key tls.key --read-only`,
+		Args: cobraExactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Root == "" {
 				return exitcode.BadInput("--root is required")

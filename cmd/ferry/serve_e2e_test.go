@@ -17,6 +17,7 @@ import (
 // TestServeRefusesUnprotected checks which `ferry serve` flag sets start and
 // which are refused, with exit 2 and the reason.
 func TestServeRefusesUnprotected(t *testing.T) {
+	t.Parallel()
 	ca := authtest.NewCA(t)
 	cert, key := ca.Issue(t, authtest.CertOptions{})
 	htpasswd := authtest.WriteHtpasswd(t, t.TempDir(), map[string]string{"u": authtest.Secret(t)})
@@ -62,6 +63,7 @@ func TestServeRefusesUnprotected(t *testing.T) {
 // TestServeModes mirrors into `ferry serve` over TLS with --anonymous-read
 // and with --read-only.
 func TestServeModes(t *testing.T) {
+	t.Parallel()
 	ca := authtest.NewCA(t)
 	src := startServe(t, ca, true)
 	root := pushImage(t, src, ca.File, "modes/app")
@@ -104,6 +106,7 @@ func TestServeModes(t *testing.T) {
 // TestTLSFailures checks that certificate problems fail with exit 1, the
 // host, the reason and "retrying will not help".
 func TestTLSFailures(t *testing.T) {
+	t.Parallel()
 	ca := authtest.NewCA(t)
 	// A loopback plain-HTTP source, to mirror from into the TLS registry.
 	plain := startServe(t, nil, false)
@@ -143,6 +146,7 @@ func TestTLSFailures(t *testing.T) {
 // TestUserinfoRefused checks that references with credentials are refused
 // with exit 2 and an error that does not echo the password.
 func TestUserinfoRefused(t *testing.T) {
+	t.Parallel()
 	const secret = "hunter2-secret"
 	env := clitest.New(t)
 	env.WriteFile("ferry.lock", "apiVersion: ferry.dev/v1alpha1\nkind: Lock\ninputs: sha256:0\n")
@@ -169,6 +173,7 @@ func TestUserinfoRefused(t *testing.T) {
 // TestServeMixinEndpointsObeyAuth checks that Porter's mixin mirror
 // endpoints of `ferry serve` ask for the same credentials as the registry.
 func TestServeMixinEndpointsObeyAuth(t *testing.T) {
+	t.Parallel()
 	ca := authtest.NewCA(t)
 	pool := x509.NewCertPool()
 	pem, err := os.ReadFile(ca.File)

@@ -23,6 +23,7 @@ import (
 // with other bytes, are 404s that say why, with a log line. Without
 // --lock, both are served (README: what is served unchecked).
 func TestServeLock(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	fs := mixintest.NewFeed(t)
 	mirror := registrytest.New(t)

@@ -115,6 +115,7 @@ func manifestPuts(r *registrytest.Registry) int {
 // install --lock-key pass on the original lock and signature with no
 // other flag.
 func TestSignedLockAirGap(t *testing.T) {
+	t.Parallel()
 	w := newCrossplaneWorld(t)
 	env := clitest.New(t)
 	e2eSignKey(t, env)
@@ -254,6 +255,7 @@ packages:
 // ferry.yaml lock.requireSigned) refuses a lock without a valid signature
 // before writing anything.
 func TestInstallRequireSignedLock(t *testing.T) {
+	t.Parallel()
 	_, _, _, l := pipelinetest.MirroredLock(t)
 	env := clitest.New(t)
 	key := e2eSignKey(t, env)
@@ -299,6 +301,7 @@ func TestInstallRequireSignedLock(t *testing.T) {
 // TestInstallRequireSignedLockSetting: ferry.yaml's lock.requireSigned
 // makes install refuse an unsigned lock made from it, with no flag.
 func TestInstallRequireSignedLockSetting(t *testing.T) {
+	t.Parallel()
 	src, _, _, l := pipelinetest.MirroredLock(t)
 	env := clitest.New(t)
 	l.Input = "ferry.yaml"
@@ -322,6 +325,7 @@ packages:
 // cosign generate-key-pair writes a ferry.lock.sig that cosign verify-blob
 // accepts.
 func TestLockSignKeyCosign(t *testing.T) {
+	t.Parallel()
 	c := cosigntest.V2(t)
 	keyPath, pubPath := c.GenerateKeyPair(t)
 	src, _, _, _ := pipelinetest.MirroredLock(t)

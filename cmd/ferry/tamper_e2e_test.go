@@ -142,6 +142,7 @@ func newTamperWorld(t *testing.T) *tamperWorld {
 // real cosign signatures: each exits 3, names the artifact, and installs
 // nothing.
 func TestTamperExitCodes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	w := newTamperWorld(t)
 	c := registrytest.Client(t)

@@ -90,6 +90,7 @@ func (w *trustWorld) mirrorManifests() int {
 // signatures with the rule that verified them, and verify checks the
 // mirror against that record.
 func TestE2ETrustPolicy(t *testing.T) {
+	t.Parallel()
 	w := newTrustWorld(t)
 	h := w.src.Host
 	bothRequired := "trust:\n  rules:\n    - match: " + h + "/acme/\n      keys: [keys/acme.pub]\n      required: true\n    - match: " + h + "/beta/\n      keys: [keys/beta.pub]\n      required: true\n"
@@ -105,7 +106,7 @@ func TestE2ETrustPolicy(t *testing.T) {
 	}{
 		{"unsigned db, required", bothRequired, 3, []string{w.db + "@" + w.digests[w.db].String() + `: trust rule "` + h + `/beta/": no signature`}},
 		{"unsigned db, not required", betaOptional, 0, nil},
-		{"unknown field", "trust:\n  - match: " + h + "/\n    key: keys/acme.pub\n", 2, []string{"field key not found"}},
+		{"unknown field", "trust:\n  - match: " + h + "/\n    key: keys/acme.pub\n", 2, []string{`ferry.yaml: trust: line 7: unknown key "key" in a trust rule`}},
 		{"key that does not parse", "trust:\n  - match: " + h + "/\n    keys: [ferry.yaml]\n", 2, []string{"not a PEM public key"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -51,6 +51,7 @@ code is 3 if there is any.`,
   ferry verify --key cosign.pub --lock-key cosign.pub
   ferry verify --lock ferry.lock --mirror registry.dr.acme.com/mirror
   ferry verify --archive closure.tar --lock-key cosign.pub   # offline, before an import`,
+		Args: cobraExactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := g.checkOutput("text", "json"); err != nil {
 				return err
@@ -96,6 +97,10 @@ code is 3 if there is any.`,
 			}
 			defer env.Close()
 			opts := verify.Options{Registry: env.Client, Deep: deep, Concurrency: g.jobs, Key: key, LockKey: lockKey, LockFile: lockPath}
+			if deep {
+				opts.Reporter = g.startProgress()
+				defer g.stopProgress()
+			}
 			// A signed lock's mirror locations are in LOCK.mirror.yaml.
 			if opts.Mirror, err = mirrorFlag(lockMirrorFlag(mirror, sidecar, stale)); err != nil {
 				return err
@@ -120,6 +125,7 @@ code is 3 if there is any.`,
 				return exitcode.BadInput("%s needs the inputs the lock was made from: %s", flag, inputsWhy(inputs))
 			}
 			rep, err := verify.Verify(cmd.Context(), l, opts)
+			g.stopProgress()
 			if err != nil {
 				return err
 			}
@@ -161,7 +167,7 @@ code is 3 if there is any.`,
 // it lists any problem.
 func printReport(g *globalFlags, rep *verify.Report, deep bool) error {
 	if g.json() {
-		if err := writeJSON(os.Stdout, rep); err != nil {
+		if err := writeJSON(os.Stdout, newVerifyJSON(rep)); err != nil {
 			return err
 		}
 	} else {
@@ -173,7 +179,7 @@ func printReport(g *globalFlags, rep *verify.Report, deep bool) error {
 			if rep.Signatures > 0 {
 				sigs = fmt.Sprintf(", %d signatures", rep.Signatures)
 			}
-			g.progress("verified %d packages: %d manifests, %d blobs%s%s", rep.Packages, rep.Manifests, rep.Blobs, sigs, map[bool]string{true: " (re-hashed)"}[deep])
+			g.result("verified %d packages: %d manifests, %d blobs%s%s", rep.Packages, rep.Manifests, rep.Blobs, sigs, map[bool]string{true: " (re-hashed)"}[deep])
 		} else {
 			fmt.Fprintf(os.Stderr, "ferry: %d problems: the lock and the mirror disagree\n", len(rep.Problems))
 		}

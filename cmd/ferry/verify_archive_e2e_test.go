@@ -27,6 +27,7 @@ func largestBlob(t *testing.T, path string) string {
 // offline, before any import, and reports a changed or missing blob and a
 // lock signature the archive lacks (exit 3).
 func TestE2EVerifyArchive(t *testing.T) {
+	t.Parallel()
 	w := newE2EMirrored(t)
 	env := w.env
 	env.MustRun("mirror", "--to-archive", "closure.tar")

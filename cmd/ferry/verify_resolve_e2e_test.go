@@ -16,6 +16,7 @@ import (
 // at the source is a disagreement (exit 3), listed with the lock's digest.
 // --resolve reads the mirror alone, which still agrees.
 func TestVerifyResolveSources(t *testing.T) {
+	t.Parallel()
 	w := newCrossplaneWorld(t)
 	env := clitest.New(t)
 	env.WriteFile("ferry.yaml", `apiVersion: ferry.dev/v1alpha1
@@ -60,6 +61,7 @@ packages:
 // source stopped. A tag moved in the mirror is a problem naming it (exit
 // 3). --resolve-sources does ask the sources.
 func TestVerifyResolveMirrorOnly(t *testing.T) {
+	t.Parallel()
 	w := newE2EMirrored(t)
 	env := w.env
 
