@@ -22,7 +22,10 @@ module=$("$GO" list -m)
 modcache=$("$GO" env GOMODCACHE)
 # The go command would take the made-up version from the module cache, left
 # there by the last run, instead of from the proxy: remove that one version
-# (and only it) before and after.
+# (and only it) before and after. The go command also keeps an index of each
+# module cache directory in GOCACHE, trusting it never changes
+# (cmd/go/internal/modindex); GODEBUG=goindex=0 below keeps it from
+# indexing, and from reading the last run's index of another tree.
 forget() {
   local d="$modcache/$module@$VERSION"
   [ -d "$d" ] && chmod -R u+w "$d" && rm -rf "$d"
@@ -40,7 +43,8 @@ start=$(date +%s)
 # checksum database, so it alone is exempt from it.
 (
   cd "$work/cwd"
-  GOWORK=off GOFLAGS= GOBIN="$work/bin" \
+  GOWORK=off GOFLAGS=-mod=mod GOBIN="$work/bin" \
+  GODEBUG=goindex=0 \
   GOPROXY="file://$work/proxy,$upstream" \
   GONOSUMDB="$module" GONOPROXY= GOPRIVATE= \
     "$GO" install "$module/cmd/ferry@$VERSION"
