@@ -355,6 +355,9 @@ func TestLoginPrompt(t *testing.T) {
 				t.Fatalf("waiting for %q: %v; terminal so far:\n%s", prompt, err, seen.String())
 			}
 		}
+		if prompt == "Password: " {
+			waitEchoOff(t, ptmx)
+		}
 		if _, err := io.WriteString(ptmx, line+"\n"); err != nil {
 			t.Fatal(err)
 		}
