@@ -163,14 +163,7 @@ func (f Format) lockedDependencies(ch *chart.Chart) ([]*chart.Dependency, error)
 	if err != nil || sum != ch.Lock.Digest {
 		return nil, fmt.Errorf("the lock file (Chart.lock) is out of sync with the dependencies file (Chart.yaml); update it with 'helm dependency update'")
 	}
-	out := make([]*chart.Dependency, 0, len(ch.Lock.Dependencies))
-	for _, d := range ch.Lock.Dependencies {
-		c := *d
-		// The locked version is exact: keep the original dependency's
-		// alias, condition and tags for nothing here but the name.
-		out = append(out, &c)
-	}
-	return out, nil
+	return ch.Lock.Dependencies, nil
 }
 
 // hashReq is helm's internal/resolver/resolver.go HashReq: the sha256 of

@@ -504,17 +504,11 @@ func withChain(reqs []requirement, source string, err error) error {
 		return err
 	}
 	last := source
-	if len(reqs) > 0 && reqs[0].path != "" {
-		// The edge's name says how the parent named the package when it
-		// is more than the package's own name: a Helm chart's image
-		// names the template that deploys it.
-		name := reqs[0].path[strings.LastIndex(reqs[0].path, "/")+1:]
-		if i := strings.Index(reqs[0].path, "/templates/"); i >= 0 {
-			name = reqs[0].path[strings.LastIndex(reqs[0].path[:i], "/")+1:]
-		}
-		if name != source[strings.LastIndex(source, "/")+1:] {
-			last += " (via " + name + ")"
-		}
+	// The edge's name says how the parent named the package when it is
+	// more than the package's own name (a Helm chart's image names the
+	// template that deploys it), as lock.Why shows it.
+	if len(reqs) > 0 && reqs[0].name != "" && reqs[0].name != source[strings.LastIndex(source, "/")+1:] {
+		last += " (via " + reqs[0].name + ")"
 	}
 	prefix := strings.Join(append(append([]string(nil), chain...), last), " -> ")
 	return &ChainError{Chain: prefix, Err: err}
@@ -792,6 +786,7 @@ func (rs *roundState) edge(p *Package, parent ociref.Reference, chain []string, 
 		from:        p.Label(),
 		chain:       chain,
 		path:        path,
+		name:        d.Name,
 		ref:         ref.String(),
 		constraint:  constraint,
 		prereleases: d.Prereleases,

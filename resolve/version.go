@@ -18,6 +18,8 @@ type requirement struct {
 	// path is the dependency's path of names from a root ("svc-a/db"),
 	// which `use` keys may name.
 	path string
+	// name is the dependency's name in its parent (format.Dependency.Name).
+	name string
 	// group is the sharing group the requirement belongs to, if any.
 	group string
 	// ref is the reference as declared.
