@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,6 +27,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/ferryhq/ferry/client"
+	"github.com/ferryhq/ferry/indexrepo/indexrepotest"
 	"github.com/ferryhq/ferry/internal/registrytest"
 )
 
@@ -77,45 +77,6 @@ func hrDigest(t *testing.T, data []byte) string {
 		t.Fatal(err)
 	}
 	return d
-}
-
-// hrServer is a classic chart repository over HTTP on 127.0.0.1: files by
-// path, and a count of the GETs of each.
-type hrServer struct {
-	*httptest.Server
-	mu    sync.Mutex
-	files map[string][]byte
-	hits  map[string]int
-}
-
-func newHRServer(t *testing.T) *hrServer {
-	t.Helper()
-	s := &hrServer{files: map[string][]byte{}, hits: map[string]int{}}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.hits[r.URL.Path]++
-		b, ok := s.files[r.URL.Path]
-		s.mu.Unlock()
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Write(b)
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *hrServer) put(p string, b []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.files[p] = b
-}
-
-func (s *hrServer) count(p string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hits[p]
 }
 
 // hrEntry is one chart version of an index written by hrIndex.
@@ -173,7 +134,7 @@ func hrHelmClient(t *testing.T) *registry.Client {
 // with oras to a registry from which Helm's client pulls the same .tgz.
 func TestRepoCacheMatchesHelmPush(t *testing.T) {
 	ctx := context.Background()
-	s := newHRServer(t)
+	s := indexrepotest.New(t)
 	type version struct {
 		version string
 		tag     string
@@ -197,16 +158,16 @@ func TestRepoCacheMatchesHelmPush(t *testing.T) {
 	for _, v := range versions {
 		a := hrChartArchive(t, "nginx", v.version, "web server "+v.version)
 		archives[v.version] = a
-		s.put(v.path, a)
+		s.Put(v.path, a)
 		if v.prov {
 			provs[v.version] = []byte("-----BEGIN PGP SIGNED MESSAGE-----\nname: nginx\nversion: " + v.version + "\n")
-			s.put(v.path+".prov", provs[v.version])
+			s.Put(v.path+".prov", provs[v.version])
 		}
 		entries = append(entries, hrEntry{archive: a, digest: hrDigest(t, a), file: v.file, baseURL: v.baseURL, created: v.created})
 	}
 	redis := hrChartArchive(t, "redis", "2.0.0", "cache")
 	entries = append(entries, hrEntry{archive: redis, digest: hrDigest(t, redis), file: "redis-2.0.0.tgz", created: time.Unix(1700000000, 0)})
-	s.put("/stable/index.yaml", hrIndex(t, entries...))
+	s.Put("/stable/index.yaml", hrIndex(t, entries...))
 
 	c := registrytest.Client(t)
 	hc := c.HTTPClient()
@@ -219,7 +180,7 @@ func TestRepoCacheMatchesHelmPush(t *testing.T) {
 	if _, err := cache.Open(s.URL+"/stable/redis", hc); err != nil {
 		t.Fatal(err)
 	}
-	if n := s.count("/stable/index.yaml"); n != 1 {
+	if n := s.Count("/stable/index.yaml"); n != 1 {
 		t.Errorf("index.yaml read %d times for two charts of one repository, want 1", n)
 	}
 	tags, err := client.ListTags(ctx, r)
@@ -283,12 +244,12 @@ func TestRepoCacheMatchesHelmPush(t *testing.T) {
 			if err != nil || ch.Metadata.Name != "nginx" || ch.Metadata.Version != v.version {
 				t.Errorf("pulled chart: %v, %+v", err, ch)
 			}
-			if n := s.count(v.path); n != 1 {
+			if n := s.Count(v.path); n != 1 {
 				t.Errorf("%s downloaded %d times, want 1", v.path, n)
 			}
 		})
 	}
-	if n := s.count("/stable/nginx-1.0.0.tgz.prov"); n != 1 {
+	if n := s.Count("/stable/nginx-1.0.0.tgz.prov"); n != 1 {
 		t.Errorf("missing .prov asked %d times, want 1", n)
 	}
 
@@ -320,7 +281,7 @@ func TestRepoCacheMatchesHelmPush(t *testing.T) {
 	})
 
 	t.Run("concurrent resolves build once", func(t *testing.T) {
-		before := s.count("/stable/nginx-1.2.0.tgz")
+		before := s.Count("/stable/nginx-1.2.0.tgz")
 		fresh, err := NewRepoCache().Open(source, hc)
 		if err != nil {
 			t.Fatal(err)
@@ -339,7 +300,7 @@ func TestRepoCacheMatchesHelmPush(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if n := s.count("/stable/nginx-1.2.0.tgz") - before; n != 1 {
+		if n := s.Count("/stable/nginx-1.2.0.tgz") - before; n != 1 {
 			t.Errorf("8 concurrent resolves downloaded the .tgz %d times, want 1", n)
 		}
 		for _, d := range digests[1:] {
@@ -355,21 +316,21 @@ func TestRepoCacheMatchesHelmPush(t *testing.T) {
 // both digests, with no credentials from the URL.
 func TestRepoCacheErrors(t *testing.T) {
 	ctx := context.Background()
-	s := newHRServer(t)
+	s := indexrepotest.New(t)
 	good := hrChartArchive(t, "nginx", "1.0.0", "web server")
 	other := hrChartArchive(t, "nginx", "1.0.0", "another build")
 	redis := hrChartArchive(t, "redis", "2.0.0", "cache")
 	created := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	// /bad: the index's digest is of another build than the one served.
-	s.put("/bad/nginx-1.0.0.tgz", good)
-	s.put("/bad/index.yaml", hrIndex(t, hrEntry{archive: good, digest: hrDigest(t, other), file: "nginx-1.0.0.tgz", created: created}))
+	s.Put("/bad/nginx-1.0.0.tgz", good)
+	s.Put("/bad/index.yaml", hrIndex(t, hrEntry{archive: good, digest: hrDigest(t, other), file: "nginx-1.0.0.tgz", created: created}))
 	// /swapped: the index's nginx URL serves redis (with redis's digest).
-	s.put("/swapped/nginx-1.0.0.tgz", redis)
-	s.put("/swapped/index.yaml", hrIndex(t, hrEntry{archive: good, digest: hrDigest(t, redis), file: "nginx-1.0.0.tgz", created: created}))
-	s.put("/malformed/index.yaml", []byte("apiVersion: v1\nentries:\n  nginx: [\n"))
-	s.put("/noversion/index.yaml", []byte("entries: {}\n"))
+	s.Put("/swapped/nginx-1.0.0.tgz", redis)
+	s.Put("/swapped/index.yaml", hrIndex(t, hrEntry{archive: good, digest: hrDigest(t, redis), file: "nginx-1.0.0.tgz", created: created}))
+	s.Put("/malformed/index.yaml", []byte("apiVersion: v1\nentries:\n  nginx: [\n"))
+	s.Put("/noversion/index.yaml", []byte("entries: {}\n"))
 	// /gone: the index names an archive the server does not have.
-	s.put("/gone/index.yaml", hrIndex(t, hrEntry{archive: good, digest: hrDigest(t, good), file: "nginx-1.0.0.tgz", created: created}))
+	s.Put("/gone/index.yaml", hrIndex(t, hrEntry{archive: good, digest: hrDigest(t, good), file: "nginx-1.0.0.tgz", created: created}))
 	hostPort := strings.TrimPrefix(s.URL, "http://")
 
 	tests := []struct {
