@@ -11,6 +11,7 @@ import (
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/helm"
+	"github.com/ferryhq/ferry/kudo"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/serve"
@@ -30,15 +31,19 @@ ferry mirror pushed, under any prefix, so that
 porter mixins install NAME --mirror http://ADDR works offline, and a
 classic Helm chart repository (/charts/index.yaml, /charts/NAME-VERSION.tgz)
 from the charts it stores, so that helm repo add mirror http://ADDR/charts
-and helm install mirror/NAME work offline.
+and helm install mirror/NAME work offline, and a KUDO repository
+(/kudo/index.yaml, /kudo/NAME-VERSION.tgz) from the KUDO operator
+packages it stores, so that a KUDO client pointed at http://ADDR/kudo
+(kubectl kudo repo add mirror http://ADDR/kudo) installs offline.
 
 Without --lock, the mixin endpoints serve every mixin version tagged in
 the registry, unchecked: whoever can push to it decides what porter
 installs. --lock ferry.lock serves only the mixin versions and binaries
 the lock holds, each only when its digest and size are the lock's, and
-only the charts whose manifest digest the lock holds; any other answers
-404 saying why, and a line is logged. Chart archives are checked against
-their digests while they are sent, with or without --lock. The OCI registry API
+only the charts and KUDO operators whose manifest digest the lock holds;
+any other answers 404 saying why, and a line is logged. Chart archives
+and operator tarballs are checked against their digests while they are
+sent, with or without --lock. The OCI registry API
 (/v2/) is served as it is: its clients check digests themselves.
 
 --tls-cert and --tls-key serve HTTPS. --htpasswd FILE requires basic-auth
@@ -100,6 +105,8 @@ overwrite the mirror; --insecure starts it anyway.`,
 			opts.Extra["/mixins/"] = mixins
 			charts := helm.NewRepoHandler()
 			opts.Extra[helm.ChartsPath] = charts
+			operators := kudo.NewRepoHandler()
+			opts.Extra[kudo.RepoPath] = operators
 			srv, err := serve.Start(cmd.Context(), opts)
 			if err != nil {
 				return exitcode.With(exitcode.Usage, err)
@@ -108,7 +115,10 @@ overwrite the mirror; --insecure starts it anyway.`,
 				if err := mixins.Bind(srv.Registry()); err != nil {
 					return err
 				}
-				return charts.Bind(srv.Registry())
+				if err := charts.Bind(srv.Registry()); err != nil {
+					return err
+				}
+				return operators.Bind(srv.Registry())
 			}
 			if lockFile != "" {
 				bind = func() error {
@@ -116,7 +126,10 @@ overwrite the mirror; --insecure starts it anyway.`,
 					if err := mixins.BindLocked(srv.Registry(), locked, warn); err != nil {
 						return err
 					}
-					return charts.BindLocked(srv.Registry(), theLock, warn)
+					if err := charts.BindLocked(srv.Registry(), theLock, warn); err != nil {
+						return err
+					}
+					return operators.BindLocked(srv.Registry(), theLock, warn)
 				}
 			}
 			if err := bind(); err != nil {
@@ -153,7 +166,7 @@ overwrite the mirror; --insecure starts it anyway.`,
 	f.BoolVar(&opts.AnonymousRead, "anonymous-read", false, "with --htpasswd, let reads through without credentials (writes still need them)")
 	f.BoolVar(&opts.Insecure, "insecure", false, "allow an address other than loopback with neither TLS nor --htpasswd")
 	f.StringVar(&addrFile, "addr-file", "", "write the listening address to this file")
-	f.StringVar(&lockFile, "lock", "", "serve only the mixin versions, binaries and Helm charts this lock holds, checked by digest")
+	f.StringVar(&lockFile, "lock", "", "serve only the mixin versions, binaries, Helm charts and KUDO operators this lock holds, checked by digest")
 	return c
 }
 
@@ -171,7 +184,7 @@ func serveMode(opts serve.Options, locked bool) string {
 		m = append(m, "read-only")
 	}
 	if locked {
-		m = append(m, "mixins and charts checked against the lock")
+		m = append(m, "mixins, charts and operators checked against the lock")
 	}
 	if opts.TLSCert == "" && opts.Htpasswd == "" && !client.IsLoopback(opts.Addr) {
 		m = append(m, "UNPROTECTED (--insecure)")
