@@ -141,6 +141,7 @@ packages:
 		if r.Code != 0 {
 			t.Fatalf("seed %d: first run of ferry %s: exit %d after %s\nstdout:\n%s\nstderr:\n%s", seed, strings.Join(args, " "), r.Code, time.Since(start).Round(time.Millisecond), faultsTail(r.Stdout), faultsTail(r.Stderr))
 		}
+		t.Logf("seed %d: ferry %s: %s", seed, strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
 	}
 	first(env, "lock")
 	l := e2eReadLock(t, env, "ferry.lock")

@@ -6,5 +6,7 @@ import (
 	"github.com/ferryhq/ferry/internal/clitest"
 )
 
-// TestMain removes the ferry binary the end-to-end tests built.
-func TestMain(m *testing.M) { clitest.Main(m) }
+// TestMain makes this test binary the ferry the end-to-end tests run
+// (clitest.Binary links it under the name "ferry"), and removes that link
+// afterwards.
+func TestMain(m *testing.M) { clitest.Main(m, main) }

@@ -1,6 +1,16 @@
-// Package clitest runs the real ferry binary in end-to-end tests: it builds
-// cmd/ferry once per test process and runs it in a working directory with a
-// private docker config, capturing stdout, stderr and the exit code.
+// Package clitest runs the real ferry binary in end-to-end tests, in a
+// working directory with a private docker config, capturing stdout, stderr
+// and the exit code.
+//
+// In cmd/ferry's own tests the binary is the test binary itself: Main is
+// given ferry's main function, and Binary returns a link named "ferry" to
+// the running test executable, which Main recognises by the name it was
+// run under and answers by running ferry's main (the pattern of
+// rogpeppe/go-internal's testscript.RunMain). Every run still goes
+// through a real process: arguments, environment, stdio, signals and exit
+// codes. This saves linking a second 100 MB binary before the first test
+// can start. Elsewhere (or where links are not available) Binary builds
+// cmd/ferry once per test process.
 package clitest
 
 import (
@@ -18,9 +28,17 @@ var (
 	buildOnce sync.Once
 	binPath   string
 	buildErr  error
+	// ferryMain is ferry's main function when the test binary is
+	// cmd/ferry's (see Main).
+	ferryMain func()
 )
 
-// Binary builds cmd/ferry once and returns its path.
+// binaryName is the name Binary gives the ferry executable, and the name
+// under which Main runs ferryMain.
+const binaryName = "ferry"
+
+// Binary returns the path of a ferry executable, linking the test binary
+// or building cmd/ferry the first time it is called.
 func Binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -29,7 +47,15 @@ func Binary(t testing.TB) string {
 			buildErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "ferry")
+		binPath = filepath.Join(dir, binaryName)
+		if ferryMain != nil && runtime.GOOS != "windows" {
+			self, err := os.Executable()
+			if err == nil {
+				if err = os.Symlink(self, binPath); err == nil {
+					return
+				}
+			}
+		}
 		if runtime.GOOS == "windows" {
 			binPath += ".exe"
 		}
@@ -157,9 +183,16 @@ func (e *Env) ReadFile(name string) string {
 func (e *Env) Path(name string) string { return filepath.Join(e.Dir, name) }
 
 // Main runs a test binary's tests and then removes the ferry binary
-// Binary built, so no build is left behind in the temporary directory.
-// Call it from TestMain.
-func Main(m *testing.M) {
+// Binary made, so nothing is left behind in the temporary directory. Call
+// it from TestMain. In cmd/ferry's tests, main is ferry's main function:
+// run under Binary's name, the test binary is ferry, runs main and exits
+// as main does (0 when main returns).
+func Main(m *testing.M, main func()) {
+	if main != nil && filepath.Base(os.Args[0]) == binaryName {
+		main()
+		os.Exit(0)
+	}
+	ferryMain = main
 	code := m.Run()
 	if binPath != "" {
 		_ = os.RemoveAll(filepath.Dir(binPath))
