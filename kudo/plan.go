@@ -209,3 +209,70 @@ func ResolvedGraph(g *resolve.Graph) (Graph, error) {
 	}
 	return out, nil
 }
+
+var _ resolve.Planner = Format{}
+
+// PlanInstances is `ferry resolve -o plan` for a KUDO package: Plan over
+// the resolved closure, the package's instance named after the operator.
+// A package only some KUDO operator's task installs has no instances of
+// its own: they are its parents'. Steps of a folder dependency name the
+// package carrying it.
+func (Format) PlanInstances(g *resolve.Graph, id string) ([]resolve.Instance, error) {
+	if !TopLevel(g, id) {
+		return nil, nil
+	}
+	pg, err := ResolvedGraph(g)
+	if err != nil {
+		return nil, err
+	}
+	steps, err := Plan(pg, id, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]resolve.Instance, 0, len(steps))
+	for _, s := range steps {
+		out = append(out, resolve.Instance{ID: carrier(g, s.Key), Operator: s.Operator, Name: s.Instance, Parent: s.Parent})
+	}
+	return out, nil
+}
+
+// TopLevel reports whether the KUDO package id of g is installed as a
+// top-level instance: it is a root of g, or no KUDO operator's task
+// installs it.
+func TopLevel(g *resolve.Graph, id string) bool {
+	for _, r := range g.Roots {
+		if r == id {
+			return true
+		}
+	}
+	for _, p := range g.Packages {
+		if p.Kind != format.KindKudoOperator {
+			continue
+		}
+		for _, e := range p.Dependencies {
+			if e.Target != id {
+				continue
+			}
+			if t := g.Packages[e.Target]; t != nil && t.Kind == format.KindKudoOperator {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// carrier returns the package ID a Plan key belongs to: the key itself
+// for a package, the package whose tarball holds it for a folder
+// dependency ("ID/TASK/…").
+func carrier(g *resolve.Graph, key string) string {
+	for k := key; ; {
+		if _, ok := g.Packages[k]; ok {
+			return k
+		}
+		i := strings.LastIndexByte(k, '/')
+		if i < 0 {
+			return key
+		}
+		k = k[:i]
+	}
+}

@@ -1,9 +1,16 @@
 package kudo
 
 import (
+	"bytes"
+	"context"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/internal/registrytest"
+	"github.com/ferryhq/ferry/resolve"
 )
 
 // kepTree is KEP-29's example (keps/0029-operator-dependencies.md
@@ -63,6 +70,57 @@ func TestPlan(t *testing.T) {
 			}
 			if last := steps[len(steps)-1]; last.Parent != "" {
 				t.Fatalf("top-level step has parent %q", last.Parent)
+			}
+		})
+	}
+}
+
+// TestPlanOutput is `ferry resolve -o plan` (resolve.WriteGraph) over
+// resolved KUDO closures: the KEP's tree in its order with its instance
+// names, and a dependency that is also a root installed twice, once as
+// AA's dependency and once as a top-level instance of its own.
+func TestPlanOutput(t *testing.T) {
+	repo := newRepo(t, kepFixtures(), nil)
+	pinned := regexp.MustCompile(`:[^ ]+@sha256:[0-9a-f]{64}`)
+	for _, tc := range []struct {
+		name  string
+		roots []string
+		want  []string
+	}{
+		{name: "KEP tree", roots: []string{"aa"}, want: []string{
+			"1. kudo.operator ee instance aa.bb.ee (dependency of aa.bb)",
+			"2. kudo.operator gg instance aa.bb.gg (dependency of aa.bb)",
+			"3. kudo.operator bb instance aa.bb (dependency of aa)",
+			"4. kudo.operator cc instance aa.cc (dependency of aa)",
+			"5. kudo.operator aa instance aa",
+		}},
+		{name: "a dependency also a root", roots: []string{"aa", "bb"}, want: []string{
+			"1. kudo.operator ee instance bb.ee (dependency of bb)",
+			"2. kudo.operator gg instance bb.gg (dependency of bb)",
+			"3. kudo.operator bb instance bb",
+			"4. kudo.operator ee instance aa.bb.ee (dependency of aa.bb)",
+			"5. kudo.operator gg instance aa.bb.gg (dependency of aa.bb)",
+			"6. kudo.operator bb instance aa.bb (dependency of aa)",
+			"7. kudo.operator cc instance aa.cc (dependency of aa)",
+			"8. kudo.operator aa instance aa",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var roots []resolve.Root
+			for _, r := range tc.roots {
+				roots = append(roots, resolve.Root{Ref: Source(repo.URL, r), Format: "kudo"})
+			}
+			g, err := resolve.Resolve(context.Background(), roots, resolve.Options{Registry: registrytest.Client(t), Formats: []format.Format{New()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := resolve.WriteGraph(&buf, g, resolve.OutputPlan); err != nil {
+				t.Fatal(err)
+			}
+			got := pinned.ReplaceAllString(strings.ReplaceAll(buf.String(), SourcePrefix+repo.URL+"/", ""), "")
+			if want := strings.Join(tc.want, "\n") + "\n"; got != want {
+				t.Fatalf("plan:\n%s\nwant:\n%s", got, want)
 			}
 		})
 	}

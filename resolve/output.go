@@ -192,8 +192,35 @@ func writePlan(w io.Writer, g *Graph) error {
 	if err != nil {
 		return err
 	}
-	for i, p := range plan {
-		fmt.Fprintf(w, "%d. %s %s\n", i+1, p.Kind, p.Pinned())
+	n := 0
+	for _, p := range plan {
+		// A Planner's packages are printed as the instances it names
+		// (planner.go); those installed as another's dependency with it.
+		if pl, ok := p.rules.(Planner); ok {
+			insts, err := pl.PlanInstances(g, p.ID)
+			if err != nil {
+				return err
+			}
+			for _, in := range insts {
+				n++
+				q := g.Packages[in.ID]
+				if q == nil {
+					return fmt.Errorf("plan: instance %s names no package %s", in.Name, in.ID)
+				}
+				what := q.Pinned()
+				if in.Operator != "" && q.Meta != nil && in.Operator != q.Meta.Name {
+					what = in.Operator + " (in " + what + ")"
+				}
+				line := fmt.Sprintf("%d. %s %s instance %s", n, q.Kind, what, in.Name)
+				if in.Parent != "" {
+					line += " (dependency of " + in.Parent + ")"
+				}
+				fmt.Fprintln(w, line)
+			}
+			continue
+		}
+		n++
+		fmt.Fprintf(w, "%d. %s %s\n", n, p.Kind, p.Pinned())
 	}
 	return nil
 }
