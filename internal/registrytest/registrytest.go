@@ -57,7 +57,7 @@ func WithWrap(wrap func(http.Handler) http.Handler) Option {
 // stops it when the test ends.
 func New(t testing.TB, opts ...Option) *Registry {
 	t.Helper()
-	r := &Registry{Root: t.TempDir()}
+	r := &Registry{Root: storageDir(t)}
 	o := serve.Options{Root: r.Root, Addr: "127.0.0.1:0", Wrap: r.record}
 	for _, opt := range opts {
 		opt(&o)
