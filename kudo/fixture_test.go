@@ -6,16 +6,15 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ferryhq/ferry/indexrepo/indexrepotest"
 )
 
 // fixture is a KUDO package built by code.
@@ -120,43 +119,26 @@ func writeDir(t *testing.T, dir string, files map[string]string) {
 // repoServer is a KUDO repository on 127.0.0.1: index.yaml and
 // tarballs, laid out as `kubectl kudo repo index` writes them.
 type repoServer struct {
-	srv *http.ServeMux
+	srv *indexrepotest.Server
 	URL string
-
-	mu       sync.Mutex
-	files    map[string][]byte
-	requests map[string]int
+	// tarballs are the tarballs served, by file name.
+	tarballs map[string][]byte
 }
 
-func (r *repoServer) count(path string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.requests[path]
-}
+func (r *repoServer) count(path string) int { return r.srv.Count(path) }
 
 // newRepo serves pkgs; edit may change the index before it is written
 // (a wrong digest).
 func newRepo(t *testing.T, pkgs []fixture, edit func(idx *IndexFile)) *repoServer {
 	t.Helper()
-	r := &repoServer{files: map[string][]byte{}, requests: map[string]int{}}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.mu.Lock()
-		r.requests[req.URL.Path]++
-		b, ok := r.files[req.URL.Path]
-		r.mu.Unlock()
-		if !ok {
-			http.NotFound(w, req)
-			return
-		}
-		_, _ = w.Write(b)
-	}))
-	t.Cleanup(srv.Close)
-	r.URL = srv.URL + "/v1"
+	srv := indexrepotest.New(t)
+	r := &repoServer{srv: srv, URL: srv.URL + "/v1", tarballs: map[string][]byte{}}
 	idx := &IndexFile{APIVersion: "v1", Entries: map[string][]*IndexVersion{}}
 	for i, p := range pkgs {
 		data := tgz(t, p.files(t), i%2 == 1)
 		file := p.name + "-" + versionTag(p.app, p.opv) + ".tgz"
-		r.files["/v1/"+file] = data
+		srv.Put("/v1/"+file, data)
+		r.tarballs[file] = data
 		sum := sha256.Sum256(data)
 		idx.Entries[p.name] = append(idx.Entries[p.name], &IndexVersion{
 			Name: p.name, AppVersion: p.app, OperatorVersion: p.opv,
@@ -170,15 +152,13 @@ func newRepo(t *testing.T, pkgs []fixture, edit func(idx *IndexFile)) *repoServe
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.files["/v1/index.yaml"] = ib
+	srv.Put("/v1/index.yaml", ib)
 	return r
 }
 
 // tarballOf returns the bytes the repository serves for name-version.
 func (r *repoServer) tarballOf(name, tag string) []byte {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.files["/v1/"+name+"-"+tag+".tgz"]
+	return r.tarballs[name+"-"+tag+".tgz"]
 }
 
 // The KEP's Kafka → Zookeeper example (keps/0029-operator-dependencies.md),

@@ -128,7 +128,10 @@ func (Format) Policy() resolve.Policy {
 
 // versionedRef returns the reference and constraint for a package asked
 // at appVersion and operatorVersion: both give the tag APP_OPV; one alone
-// is a constraint Pick reads ("appVersion=X" or "operatorVersion=Y").
+// is a constraint Pick reads ("appVersion=X" or "operatorVersion=Y"). It
+// is no semver range: a locked version is kept only if the resolver asks
+// Pick whether it still matches (a tag APP_OPV reads as semver APP+OPV,
+// whose build metadata no range can test).
 func versionedRef(ref, app, opv string) (string, string) {
 	switch {
 	case app != "" && opv != "":

@@ -85,7 +85,7 @@ func isInput(path string, data []byte) bool {
 }
 
 // localRoots reads the local package at path (a folder, an operator.yaml
-// or a .tgz) and adds its roots to m.
+// or a .tgz) and adds its roots to m; its errors begin with path.
 func (f Format) localRoots(path string, m *mirrorset.MirrorSet) (*Operator, error) {
 	var data []byte
 	if st, err := os.Stat(path); err != nil {
@@ -98,7 +98,11 @@ func (f Format) localRoots(path string, m *mirrorset.MirrorSet) (*Operator, erro
 			return nil, fmt.Errorf("%s: more than %d bytes", path, MaxPackageSize)
 		}
 	}
-	return f.localRootsData(path, data, m)
+	op, err := f.localRootsData(path, data, m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return op, nil
 }
 
 func (f Format) localRootsData(path string, data []byte, m *mirrorset.MirrorSet) (*Operator, error) {
@@ -111,12 +115,14 @@ func (f Format) localRootsData(path string, data []byte, m *mirrorset.MirrorSet)
 		p, err = LoadDir(filepath.Dir(path))
 	default:
 		if !bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
-			return nil, fmt.Errorf("%w: %s is not a package folder, operator.yaml or .tgz", ErrMalformed, path)
+			return nil, fmt.Errorf("%w: not a package folder, operator.yaml or .tgz", ErrMalformed)
 		}
 		p, err = LoadArchive(data)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		// Not prefixed with path: localRoots and ReadInput's caller
+		// (mirrorset.LoadFile) name it.
+		return nil, err
 	}
 	op, err := f.walk(p, f.Settings.defaultRepository(), nil)
 	if err != nil {

@@ -190,6 +190,10 @@ func TestBadPackages(t *testing.T) {
 			if tc.is != nil && !errors.Is(err, tc.is) {
 				t.Fatalf("error %v is not %v", err, tc.is)
 			}
+			// mirrorset.LoadFile prefixes ROOT's path: not twice.
+			if strings.HasPrefix(err.Error(), root) {
+				t.Fatalf("error %v begins with the path its caller names", err)
+			}
 			// The same package as a .tgz fails the same way (no
 			// folder dependency can be reached from it, so only the
 			// package's own errors).
@@ -210,11 +214,15 @@ func TestSectionRoots(t *testing.T) {
 		name: "local", opv: "0.1.0",
 		tasks: []Task{{Name: "zk", Kind: TaskKindKudoOperator, Spec: TaskSpec{Package: "zookeeper"}}},
 	}.files(t))
+	writeDir(t, filepath.Join(dir, "broken"), fixture{name: "broken", rawOperator: "name: broken\noperatorVersion: [1\n"}.files(t))
 	for _, tc := range []struct {
 		name string
 		yaml string
 		want []string
 		err  string
+		// read: the error is the local package's, found by reading
+		// it (CheckSections reads no package).
+		read bool
 	}{
 		{
 			name: "repositories",
@@ -226,6 +234,7 @@ func TestSectionRoots(t *testing.T) {
 				"kudo+https://kudo-repository.storage.googleapis.com/v1/zookeeper",
 			},
 		},
+		{name: "malformed local package", yaml: "operators:\n  - package: " + filepath.Join(dir, "broken") + "\n", err: "operators[0]: " + filepath.Join(dir, "broken") + ": malformed KUDO package: operator.yaml: yaml: ", read: true},
 		{name: "unknown repo", yaml: "operators:\n  - package: kafka\n    repo: nope\n", err: `operators[0]: KUDO repository "nope" is not defined`},
 		{name: "no package", yaml: "operators:\n  - repo: community\n", err: "operators[0]: package is required"},
 		{name: "bad URL", yaml: "kudo:\n  repositories:\n    x: ftp://x\n", err: `kudo.repositories.x: "ftp://x" is not an http(s)://`},
@@ -240,7 +249,7 @@ func TestSectionRoots(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error = %v, want %q", err, tc.err)
 				}
-				if err := (New()).CheckSections(m); err == nil {
+				if err := (New()).CheckSections(m); err == nil && !tc.read {
 					t.Fatal("CheckSections accepts it")
 				}
 				return

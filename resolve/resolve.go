@@ -535,10 +535,8 @@ func (rs *roundState) choose(ctx context.Context, source string, reqs []requirem
 		return rs.choosePinned(ctx, source, pin, reqs)
 	}
 	if rs.r.opts.Update == nil || !rs.r.opts.Update(source) {
-		for _, l := range rs.r.opts.Locked[source] {
-			if l.Digest != "" && satisfies(l.Version, reqs) {
-				return choice{tag: l.Version, digest: l.Digest}, nil
-			}
+		if c, ok := keepLocked(rs.r.opts.Locked[source], reqs, policy); ok {
+			return c, nil
 		}
 	}
 	if !needsTags(reqs) {
@@ -555,11 +553,7 @@ func (rs *roundState) choose(ctx context.Context, source string, reqs []requirem
 		return choice{}, withChain(reqs, source, err)
 	}
 	if policy.Pick != nil && !anyReq(reqs) {
-		requests := make([]Request, len(reqs))
-		for i, r := range reqs {
-			requests[i] = Request{From: r.from, Tag: r.tag, Constraint: r.constraint, Prereleases: r.prereleases, Group: r.group}
-		}
-		tag, err := policy.Pick(requests, tags)
+		tag, err := policy.Pick(requestsOf(reqs), tags)
 		if err != nil {
 			return choice{}, withChain(reqs, source, err)
 		}
@@ -570,6 +564,51 @@ func (rs *roundState) choose(ctx context.Context, source string, reqs []requirem
 		return choice{}, err
 	}
 	return choice{tag: tag}, nil
+}
+
+// requestsOf returns reqs as a Policy's Pick sees them.
+func requestsOf(reqs []requirement) []Request {
+	requests := make([]Request, len(reqs))
+	for i, r := range reqs {
+		requests[i] = Request{From: r.from, Tag: r.tag, Constraint: r.constraint, Prereleases: r.prereleases, Group: r.group}
+	}
+	return requests
+}
+
+// keepLocked returns the locked version of a source to keep for reqs.
+// A policy with its own Pick chooses among the locked versions as it
+// would among the repository's tags: the version an earlier resolution
+// picked for these requests is the one Pick gives among the versions it
+// locked, however many versions of the source the closure holds (an
+// unpinned edge keeps the newest locked version, not whichever is listed
+// first), and a constraint only the format reads (KUDO's
+// "operatorVersion=Y") is honoured. Otherwise the first locked version
+// satisfying every constraint is kept.
+func keepLocked(locked []Locked, reqs []requirement, policy Policy) (choice, bool) {
+	if policy.Pick != nil && !anyReq(reqs) {
+		var tags []string
+		digests := map[string]digest.Digest{}
+		for _, l := range locked {
+			if l.Digest != "" {
+				tags = append(tags, l.Version)
+				digests[l.Version] = l.Digest
+			}
+		}
+		if len(tags) == 0 {
+			return choice{}, false
+		}
+		tag, err := policy.Pick(requestsOf(reqs), tags)
+		if err != nil || digests[tag] == "" {
+			return choice{}, false
+		}
+		return choice{tag: tag, digest: digests[tag]}, true
+	}
+	for _, l := range locked {
+		if l.Digest != "" && satisfies(l.Version, reqs) {
+			return choice{tag: l.Version, digest: l.Digest}, true
+		}
+	}
+	return choice{}, false
 }
 
 // anyReq reports whether some requirement accepts any version (a

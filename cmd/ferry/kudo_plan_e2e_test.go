@@ -8,17 +8,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ferryhq/ferry/indexrepo/indexrepotest"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/kudo"
 )
@@ -26,45 +25,93 @@ import (
 // kudoE2ERepo is a KUDO repository on 127.0.0.1: index.yaml and the
 // package tarballs, as `kubectl kudo repo index` lays them out.
 type kudoE2ERepo struct {
-	URL      string
-	mu       sync.Mutex
-	files    map[string][]byte
-	tarballs map[string][]byte // by operator name
+	srv *indexrepotest.Server
+	URL string
+	// ops are the published packages; tarballs their bytes, by file
+	// name (NAME-VERSION.tgz).
+	ops      []kudoE2EOperator
+	tarballs map[string][]byte
 }
 
-// kudoE2EOperator is one package: its name, version and the operators
-// its KudoOperator tasks install, in its deploy plan's order.
+// kudoE2EOperator is one package: its name and versions, the operators
+// its KudoOperator tasks install (deps: by name, unpinned; tasks: as
+// written), in its deploy plan's order, its parameters and templates.
+// raw, when set, replaces operator.yaml.
 type kudoE2EOperator struct {
-	name, opv string
-	deps      []string
+	name, app, opv string
+	deps           []string
+	tasks          []kudo.Task
+	params         []kudo.Parameter
+	templates      map[string]string
+	raw            string
 }
 
-// kudoE2ETarball builds a package tarball as KUDO's writer does:
-// operator.yaml and params.yaml at its root.
+// tag is the package's version tag (APP_OPV, or OPV alone).
+func (o kudoE2EOperator) tag() string {
+	if o.app == "" {
+		return o.opv
+	}
+	return o.app + "_" + o.opv
+}
+
+// file is KUDO's tarball name, NAME-VERSION.tgz.
+func (o kudoE2EOperator) file() string { return o.name + "-" + o.tag() + ".tgz" }
+
+// kudoE2ETarball builds a package tarball as KUDO's writer does
+// (pkg/kudoctl/packages/writer/writer_tar.go): operator.yaml, params.yaml
+// and templates/ at its root, the deploy plan running every operator task
+// in order.
 func kudoE2ETarball(t *testing.T, o kudoE2EOperator) []byte {
 	t.Helper()
-	op := kudo.OperatorFile{APIVersion: kudo.APIVersion, Name: o.name, OperatorVersion: o.opv, KUDOVersion: "0.17.0"}
-	var steps []kudo.StepSpec
+	op := kudo.OperatorFile{APIVersion: kudo.APIVersion, Name: o.name, AppVersion: o.app, OperatorVersion: o.opv, KUDOVersion: "0.17.0"}
 	for _, d := range o.deps {
 		op.Tasks = append(op.Tasks, kudo.Task{Name: d, Kind: kudo.TaskKindKudoOperator, Spec: kudo.TaskSpec{Package: d}})
-		steps = append(steps, kudo.StepSpec{Name: d, Tasks: []string{d}})
+	}
+	op.Tasks = append(op.Tasks, o.tasks...)
+	var steps []kudo.StepSpec
+	for _, tk := range op.Tasks {
+		steps = append(steps, kudo.StepSpec{Name: tk.Name, Tasks: []string{tk.Name}})
+	}
+	var names []string
+	for n := range o.templates {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		tn := "apply-" + strings.TrimSuffix(n, ".yaml")
+		op.Tasks = append(op.Tasks, kudo.Task{Name: tn, Kind: "Apply", Spec: kudo.TaskSpec{Resources: []string{n}}})
+		steps = append(steps, kudo.StepSpec{Name: tn, Tasks: []string{tn}})
 	}
 	op.Plans = map[string]kudo.PlanSpec{"deploy": {Strategy: "serial", Phases: []kudo.PhaseSpec{{Name: "main", Strategy: "serial", Steps: steps}}}}
 	ob, err := yaml.Marshal(op)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pb, err := yaml.Marshal(kudo.ParamsFile{APIVersion: kudo.APIVersion, Parameters: []kudo.Parameter{}})
+	if o.raw != "" {
+		ob = []byte(o.raw)
+	}
+	params := o.params
+	if params == nil {
+		params = []kudo.Parameter{}
+	}
+	pb, err := yaml.Marshal(kudo.ParamsFile{APIVersion: kudo.APIVersion, Parameters: params})
 	if err != nil {
 		t.Fatal(err)
+	}
+	files := []struct {
+		name string
+		data []byte
+	}{{kudo.OperatorFileName, ob}, {kudo.ParamsFileName, pb}}
+	for _, n := range names {
+		files = append(files, struct {
+			name string
+			data []byte
+		}{kudo.TemplatesDir + "/" + n, []byte(o.templates[n])})
 	}
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{kudo.OperatorFileName, ob}, {kudo.ParamsFileName, pb}} {
+	for _, f := range files {
 		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.data)), Typeflag: tar.TypeReg}); err != nil {
 			t.Fatal(err)
 		}
@@ -81,36 +128,38 @@ func kudoE2ETarball(t *testing.T, o kudoE2EOperator) []byte {
 	return buf.Bytes()
 }
 
+// newKudoE2ERepo serves ops below /v1 of a new server.
 func newKudoE2ERepo(t *testing.T, ops []kudoE2EOperator) *kudoE2ERepo {
 	t.Helper()
-	r := &kudoE2ERepo{files: map[string][]byte{}, tarballs: map[string][]byte{}}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.mu.Lock()
-		b, ok := r.files[req.URL.Path]
-		r.mu.Unlock()
-		if !ok {
-			http.NotFound(w, req)
-			return
-		}
-		_, _ = w.Write(b)
-	}))
-	t.Cleanup(srv.Close)
-	r.URL = srv.URL + "/v1"
-	idx := kudo.IndexFile{APIVersion: "v1", Entries: map[string][]*kudo.IndexVersion{}}
+	srv := indexrepotest.New(t)
+	r := &kudoE2ERepo{srv: srv, URL: srv.URL + "/v1", tarballs: map[string][]byte{}}
+	r.publish(t, nil, ops...)
+	return r
+}
+
+// publish adds ops to the repository and writes its index.yaml again;
+// edit, when set, may change the index before it is written.
+func (r *kudoE2ERepo) publish(t *testing.T, edit func(*kudo.IndexFile), ops ...kudoE2EOperator) {
+	t.Helper()
 	for _, o := range ops {
 		data := kudoE2ETarball(t, o)
-		file := o.name + "-" + o.opv + ".tgz"
-		r.files["/v1/"+file] = data
-		r.tarballs[o.name] = data
-		sum := sha256.Sum256(data)
-		idx.Entries[o.name] = []*kudo.IndexVersion{{Name: o.name, OperatorVersion: o.opv, URLs: []string{r.URL + "/" + file}, Digest: hex.EncodeToString(sum[:])}}
+		r.srv.Put("/v1/"+o.file(), data)
+		r.tarballs[o.file()] = data
+	}
+	r.ops = append(r.ops, ops...)
+	idx := kudo.IndexFile{APIVersion: "v1", Entries: map[string][]*kudo.IndexVersion{}}
+	for _, o := range r.ops {
+		sum := sha256.Sum256(r.tarballs[o.file()])
+		idx.Entries[o.name] = append(idx.Entries[o.name], &kudo.IndexVersion{Name: o.name, AppVersion: o.app, OperatorVersion: o.opv, URLs: []string{r.URL + "/" + o.file()}, Digest: hex.EncodeToString(sum[:])})
+	}
+	if edit != nil {
+		edit(&idx)
 	}
 	ib, err := yaml.Marshal(idx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.files["/v1/index.yaml"] = ib
-	return r
+	r.srv.Put("/v1/index.yaml", ib)
 }
 
 // TestE2EKudoPlan runs KEP-29's example tree (AA needs BB and CC; BB needs
@@ -184,7 +233,7 @@ kudo:
 			t.Errorf("kudo/plan.json step %d = %+v, want %+v", i+1, st, w)
 		}
 		got, err := os.ReadFile(env.Path(filepath.Join("out", filepath.FromSlash(tarball))))
-		if err != nil || !bytes.Equal(got, repo.tarballs[w.op]) {
+		if err != nil || !bytes.Equal(got, repo.tarballs[w.op+"-"+w.version+".tgz"]) {
 			t.Errorf("%s is not the repository's tarball (%v)", tarball, err)
 		}
 	}
