@@ -16,6 +16,7 @@ import (
 	"oras.land/oras-go/v2/content"
 
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/resolve"
@@ -314,10 +315,20 @@ func (f Format) Read(ctx context.Context, repo content.Fetcher, desc ocispec.Des
 		Version:      p.Version(),
 		Dependencies: append(op.dependencies(), op.imageDeps()...),
 		Warnings:     op.warnings(),
+		Attributes:   map[string]string{AttributeTarballDigest: layer.Digest.String()},
 		Data:         op,
 	}
 	return meta, nil
 }
+
+// AttributeTarballDigest is the lock attribute holding a package
+// tarball's sha256 (the artifact's layer): for a package from a KUDO
+// repository, the digest its index.yaml records, which the download was
+// checked against. `ferry install` checks the tarball it writes against
+// it once more.
+const AttributeTarballDigest = "tarballDigest"
+
+func init() { lock.RegisterAttribute(AttributeTarballDigest) }
 
 func fetchCapped(ctx context.Context, repo content.Fetcher, desc ocispec.Descriptor, max int64) ([]byte, error) {
 	if desc.Size > max {

@@ -92,9 +92,8 @@ type installed struct {
 //   - kudo/NAME-VERSION.tgz, each package tarball byte for byte as its
 //     repository served it, read from the install's OCI layout (every
 //     blob checked against its digest as it was fetched) and checked
-//     again against the layer's digest here (the lock pins the manifest,
-//     the manifest the layer: the lock records no tarball digest of its
-//     own for KUDO);
+//     again against the layer's digest and the lock's tarballDigest
+//     (AttributeTarballDigest) here;
 //   - kudo/plan.json (InstallPlan): every instance in install order, with
 //     its name, parent, task and parameter file;
 //   - kudo/params/INSTANCE/FILE, the parent's parameter file of each
@@ -323,6 +322,9 @@ func (f Format) readInstalled(store *oci.ReadOnlyStore, lp *lock.Package) (*inst
 	var cfg Config
 	if err := json.Unmarshal(cb, &cfg); err != nil {
 		return nil, nil, nil, fmt.Errorf("config: %w", err)
+	}
+	if want := lp.Attributes[AttributeTarballDigest]; want != "" && want != layer.Digest.String() {
+		return nil, nil, nil, fmt.Errorf("package tarball %s: the lock's %s is %s", layer.Digest, AttributeTarballDigest, want)
 	}
 	// fetchCapped reads through content.ReadAll: bytes that are not
 	// the layer's digest and size are refused.

@@ -25,7 +25,7 @@ func TestSchemaMatchesTypes(t *testing.T) {
 	// Sections and attributes belong to formats, which check their own
 	// part of the schema: `mixins` (package mixin) and a package's
 	// `crossplane` attribute.
-	formatOwned := map[string]bool{"mixins": true, "crossplane": true, "chartDigest": true}
+	formatOwned := map[string]bool{"mixins": true, "crossplane": true, "chartDigest": true, "tarballDigest": true}
 	without := func(props map[string]json.RawMessage) map[string]json.RawMessage {
 		out := map[string]json.RawMessage{}
 		for k, v := range props {

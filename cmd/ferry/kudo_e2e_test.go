@@ -158,6 +158,9 @@ func kudoE2ECheckDigests(t *testing.T, l *lock.Lock, repo *kudoE2ERepo, repoURL 
 		if p.Digest != desc.Digest.String() {
 			t.Errorf("lock: %s:%s is %s, the artifact of the repository's tarball %s", p.Source, p.Version, p.Digest, desc.Digest)
 		}
+		if want := "sha256:" + kudoE2ESum(repo.tarballs[op.file()]); p.Attributes[kudo.AttributeTarballDigest] != want {
+			t.Errorf("lock: %s:%s records tarballDigest %q, the repository index's digest is %s", p.Source, p.Version, p.Attributes[kudo.AttributeTarballDigest], want)
+		}
 	}
 }
 
