@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ferryhq/ferry/format"
-	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/serve"
 )
 
@@ -50,46 +49,18 @@ var ErrNotLocked = errors.New("not served: ferry serve --lock serves only the ch
 // so it needs neither the network nor credentials of its own (the request
 // that reached it has already passed the server's authentication). It
 // answers 503 until bound.
-type RepoHandler struct {
-	serve.Deferred
-}
+type RepoHandler = serve.RepoHandler[*storedChart]
 
 // NewRepoHandler returns an unbound RepoHandler, for `ferry serve` to
-// mount at ChartsPath.
-func NewRepoHandler() *RepoHandler { return &RepoHandler{} }
-
-// Bind serves every chart stored in the registry that registry (an OCI
-// distribution handler such as serve.Server.Registry) answers for.
-func (m *RepoHandler) Bind(registry http.Handler) error {
-	return m.bind(registry, serve.ArtifactOptions{})
-}
-
-// BindLocked is Bind for `ferry serve --lock`: it serves only the charts
-// whose manifest digest l holds (packages of kind helm.chart). The
-// manifest digest pins the chart's config and layers, and every layer is
-// checked against its digest while it is sent, so where in the registry a
-// locked chart is stored does not matter. A chart left out is answered 404
-// saying why, and log receives a line.
-func (m *RepoHandler) BindLocked(registry http.Handler, l *lock.Lock, log func(format string, args ...any)) error {
-	locked, err := serve.LockedDigests(l, format.KindHelmChart)
-	if err != nil {
-		return err
-	}
-	return m.bind(registry, serve.ArtifactOptions{Locked: locked, Log: log})
-}
-
-func (m *RepoHandler) bind(registry http.Handler, opts serve.ArtifactOptions) error {
-	opts.Noun, opts.NotLocked = "chart", ErrNotLocked
-	a, err := serve.NewArtifacts(registry, chartFormat{}, opts)
-	if err != nil {
-		return err
-	}
-	s := &chartStore{a: a}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+ChartsPath+"index.yaml", s.serveIndex)
-	mux.HandleFunc("GET "+ChartsPath+"{file}", s.serveFile)
-	m.Set(mux)
-	return nil
+// mount at ChartsPath. Bind serves every stored version; BindLocked, for
+// `ferry serve --lock`, only those whose manifest digest the lock holds
+// among its packages of kind KindHelmChart.
+func NewRepoHandler() *RepoHandler {
+	return serve.NewRepoHandler(serve.RepoConfig[*storedChart]{
+		Path: ChartsPath, Kind: format.KindHelmChart, Noun: "chart", NotLocked: ErrNotLocked, Format: chartFormat{},
+		Index: func(a *serve.Artifacts[*storedChart]) http.HandlerFunc { return (&chartStore{a: a}).serveIndex },
+		File:  func(a *serve.Artifacts[*storedChart]) http.HandlerFunc { return (&chartStore{a: a}).serveFile },
+	})
 }
 
 // storedChart is one chart version a registry stores.

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ferryhq/ferry/format"
-	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/serve"
 )
 
@@ -47,47 +46,18 @@ var ErrNotLocked = errors.New("not served: ferry serve --lock serves only the KU
 // the registry's handler once it runs; it reads that handler in process,
 // so it needs neither the network nor credentials of its own. It answers
 // 503 until bound.
-type RepoHandler struct {
-	serve.Deferred
-}
+type RepoHandler = serve.RepoHandler[*storedOperator]
 
 // NewRepoHandler returns an unbound RepoHandler, for `ferry serve` to
-// mount at RepoPath.
-func NewRepoHandler() *RepoHandler { return &RepoHandler{} }
-
-// Bind serves every package stored in the registry that registry (an OCI
-// distribution handler such as serve.Server.Registry) answers for.
-func (h *RepoHandler) Bind(registry http.Handler) error {
-	return h.bind(registry, serve.ArtifactOptions{})
-}
-
-// BindLocked is Bind for `ferry serve --lock`: it serves only the
-// packages whose manifest digest l holds (packages of kind
-// kudo.operator). The manifest digest pins the package's config and
-// tarball, and the tarball is checked against its digest while it is
-// sent, so where in the registry a locked package is stored does not
-// matter. A package left out is answered 404 saying why, and log receives
-// a line.
-func (h *RepoHandler) BindLocked(registry http.Handler, l *lock.Lock, log func(format string, args ...any)) error {
-	locked, err := serve.LockedDigests(l, format.KindKudoOperator)
-	if err != nil {
-		return err
-	}
-	return h.bind(registry, serve.ArtifactOptions{Locked: locked, Log: log})
-}
-
-func (h *RepoHandler) bind(registry http.Handler, opts serve.ArtifactOptions) error {
-	opts.Noun, opts.NotLocked = "operator", ErrNotLocked
-	a, err := serve.NewArtifacts(registry, operatorFormat{}, opts)
-	if err != nil {
-		return err
-	}
-	s := &operatorStore{a: a}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+RepoPath+"index.yaml", s.serveIndex)
-	mux.HandleFunc("GET "+RepoPath+"{file}", s.serveFile)
-	h.Set(mux)
-	return nil
+// mount at RepoPath. Bind serves every stored version; BindLocked, for
+// `ferry serve --lock`, only those whose manifest digest the lock holds
+// among its packages of kind KindKudoOperator.
+func NewRepoHandler() *RepoHandler {
+	return serve.NewRepoHandler(serve.RepoConfig[*storedOperator]{
+		Path: RepoPath, Kind: format.KindKudoOperator, Noun: "operator", NotLocked: ErrNotLocked, Format: operatorFormat{},
+		Index: func(a *serve.Artifacts[*storedOperator]) http.HandlerFunc { return (&operatorStore{a: a}).serveIndex },
+		File:  func(a *serve.Artifacts[*storedOperator]) http.HandlerFunc { return (&operatorStore{a: a}).serveFile },
+	})
 }
 
 // storedOperator is one package version a registry stores.
