@@ -43,7 +43,9 @@ type Options struct {
 	// Mirror, when set, reads from this mirror instead of the one recorded
 	// in the lock.
 	Mirror *relocate.Mapping
-	// Deep downloads and re-hashes every blob.
+	// Deep downloads and re-hashes every blob: each distinct blob once
+	// per run, however many repositories hold it, every repository still
+	// asked (HEAD) for each blob its packages need.
 	Deep bool
 	// Concurrency bounds packages checked at once (default 4).
 	Concurrency int
@@ -124,8 +126,17 @@ type Report struct {
 	// Signatures counts the cosign signatures verified.
 	Signatures int `json:"signatures,omitempty"`
 	// Deep tells whether blobs were re-hashed.
-	Deep     bool      `json:"deep"`
-	Problems []Problem `json:"problems"`
+	Deep bool `json:"deep"`
+	// UniqueBlobs counts, with Deep, the distinct blobs (digest and size)
+	// of every repository checked: each is downloaded and re-hashed once
+	// in a run, however many repositories hold it.
+	UniqueBlobs int `json:"uniqueBlobs,omitempty"`
+	// HashedBlobs and HashedBytes count, with Deep, the blob downloads
+	// re-hashed and the bytes read: one per distinct blob, plus a re-read
+	// in each other repository of a blob that did not hash to its digest.
+	HashedBlobs int       `json:"hashedBlobs,omitempty"`
+	HashedBytes int64     `json:"hashedBytes,omitempty"`
+	Problems    []Problem `json:"problems"`
 }
 
 // OK reports whether no problem was found.
@@ -167,9 +178,10 @@ func Verify(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 	g.SetLimit(opts.Concurrency)
 	prog := progress.Or(opts.Reporter)
 	prog.AddPackages(len(l.Resolved()))
+	shared := &hashes{m: map[blobKey]*hashEntry{}}
 	for _, p := range l.Resolved() {
 		g.Go(func() error {
-			c := &checker{opts: opts, pkg: p.Source, add: add}
+			c := &checker{opts: opts, pkg: p.Source, add: add, hashes: shared}
 			prog.PackageStarted(p.Source)
 			err := c.checkPackage(gctx, p)
 			prog.PackageDone(p.Source, err)
@@ -187,6 +199,9 @@ func Verify(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	if opts.Deep {
+		rep.UniqueBlobs, rep.HashedBlobs, rep.HashedBytes = shared.counts()
 	}
 	sort.SliceStable(rep.Problems, func(i, j int) bool {
 		if rep.Problems[i].Package != rep.Problems[j].Package {
@@ -218,6 +233,13 @@ type checker struct {
 	// could not be read, so the graph is not whole.
 	graph      map[digest.Digest]bool
 	incomplete bool
+	// hashes is the run's record of blobs re-hashed, shared by every
+	// package's checker; pending are this package's blobs whose hash
+	// another package had in flight when they were reached.
+	hashes  *hashes
+	pending []pendingBlob
+	// checked are the blobs of this package checked already.
+	checked map[blobKey]bool
 }
 
 func (c *checker) problem(ref, kind, format string, args ...any) {
@@ -237,6 +259,9 @@ func (c *checker) checkPackage(ctx context.Context, p *lock.Package) error {
 	root := p.Descriptor()
 	c.graph = map[digest.Digest]bool{root.Digest: true}
 	if err := c.checkManifest(ctx, repo, repoName, root); err != nil {
+		return err
+	}
+	if err := c.waitPending(ctx); err != nil {
 		return err
 	}
 	if !c.incomplete {
@@ -429,6 +454,16 @@ func (c *checker) checkManifest(ctx context.Context, repo *remote.Repository, re
 func (c *checker) checkBlob(ctx context.Context, repo *remote.Repository, repoName string, want ocispec.Descriptor) error {
 	ref := repoName + "@" + want.Digest.String()
 	c.blobs++
+	// A blob the package reaches again (a layer two of its images share)
+	// is in the same repository: checked, and any problem listed, once.
+	key := blobKey{want.Digest, want.Size}
+	if c.checked[key] {
+		return nil
+	}
+	if c.checked == nil {
+		c.checked = map[blobKey]bool{}
+	}
+	c.checked[key] = true
 	desc, err := repo.Blobs().Resolve(ctx, want.Digest.String())
 	if errors.Is(err, errdef.ErrNotFound) {
 		c.problem(ref, ProblemMissing, "blob is not in the mirror")
@@ -444,25 +479,168 @@ func (c *checker) checkBlob(ctx context.Context, repo *remote.Repository, repoNa
 	if !c.opts.Deep {
 		return nil
 	}
+	// The HEAD above proved that this repository links the blob, with
+	// its size: a registry answers it for /v2/REPO/blobs/DIGEST only when
+	// REPO holds the digest (distribution's linkedBlobStatter checks the
+	// repository's _layers link), whatever other repositories hold. Its
+	// bytes are the registry's one copy of that digest (content-addressed
+	// storage), so a download that hashed to the digest in another
+	// repository in this run proves them here too: each blob is read once
+	// per run, not once per repository (issue 14).
+	e, owner := c.hashes.claim(want)
+	switch {
+	case owner:
+		ok, err := c.hash(ctx, repo, repoName, want)
+		e.finish(ok)
+		return err
+	case e == nil:
+		// An earlier read did not hash to the digest, or failed: this
+		// repository's own bytes decide, read here.
+		_, err := c.hash(ctx, repo, repoName, want)
+		return err
+	}
+	select {
+	case <-e.done:
+		return c.settle(ctx, repo, repoName, want, e)
+	default:
+		// Another package is reading it: check this package's other blobs
+		// first, and wait for it at the end (waitPending).
+		c.pending = append(c.pending, pendingBlob{repo: repo, repoName: repoName, want: want, entry: e})
+		return nil
+	}
+}
+
+// pendingBlob is a blob of the package whose re-hash another package had
+// in flight.
+type pendingBlob struct {
+	repo     *remote.Repository
+	repoName string
+	want     ocispec.Descriptor
+	entry    *hashEntry
+}
+
+// waitPending waits for the re-hashes other packages had in flight, and
+// reads a blob here when that read did not hash to its digest.
+func (c *checker) waitPending(ctx context.Context) error {
+	for _, b := range c.pending {
+		select {
+		case <-b.entry.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := c.settle(ctx, b.repo, b.repoName, b.want, b.entry); err != nil {
+			return err
+		}
+	}
+	c.pending = nil
+	return nil
+}
+
+// settle ends the check of a blob whose shared re-hash e is done: proven
+// when it hashed to its digest, else read again from this repository.
+func (c *checker) settle(ctx context.Context, repo *remote.Repository, repoName string, want ocispec.Descriptor, e *hashEntry) error {
+	ref := repoName + "@" + want.Digest.String()
+	if e.ok {
+		progress.Or(c.opts.Reporter).BlobDone(ref, progress.Skipped)
+		return nil
+	}
+	_, err := c.hash(ctx, repo, repoName, want)
+	return err
+}
+
+// hash downloads a blob from repo and re-hashes it, reporting a problem
+// when its bytes do not hash to its digest; ok tells that they did.
+func (c *checker) hash(ctx context.Context, repo *remote.Repository, repoName string, want ocispec.Descriptor) (ok bool, err error) {
+	ref := repoName + "@" + want.Digest.String()
 	prog := progress.Or(c.opts.Reporter)
 	prog.BlobStarted(ref, path.Base(repoName)+" "+want.Digest.Encoded()[:min(12, len(want.Digest.Encoded()))], want.Size)
 	defer prog.BlobDone(ref, progress.Copied)
 	rc, err := repo.Blobs().Fetch(ctx, want)
 	if err != nil {
-		return fmt.Errorf("downloading %s: %w", ref, err)
+		return false, fmt.Errorf("downloading %s: %w", ref, err)
 	}
 	defer rc.Close()
 	h := want.Digest.Algorithm().Hash()
 	n, err := io.Copy(h, progress.NewReader(rc, prog, ref))
+	c.hashes.read(n)
 	if err != nil && (!isMismatch(err) || client.IsTransient(err)) {
 		// A download cut short that could not be resumed is a failure of
 		// the network (exit 1), not of the mirror's content.
-		return fmt.Errorf("downloading %s: %w", ref, err)
+		return false, fmt.Errorf("downloading %s: %w", ref, err)
 	}
 	if got := digest.NewDigest(want.Digest.Algorithm(), h); got != want.Digest {
 		c.problem(ref, ProblemDigest, "blob hashes to %s (%d bytes), the lock has %s", got, n, want.Digest)
+		return false, nil
 	}
-	return nil
+	return true, nil
+}
+
+// blobKey names a blob by digest and size: a manifest that gives a
+// digest another size is checked on its own.
+type blobKey struct {
+	digest digest.Digest
+	size   int64
+}
+
+// hashes records, for one run, the blobs re-hashed and the reads in
+// flight, so that packages in many repositories sharing a blob read it
+// once: the first to reach it reads it, the others wait for that read.
+type hashes struct {
+	mu    sync.Mutex
+	m     map[blobKey]*hashEntry
+	reads int
+	bytes int64
+}
+
+// hashEntry is one blob's shared re-hash: done is closed when it ends,
+// and ok then tells whether the bytes hashed to the digest.
+type hashEntry struct {
+	done chan struct{}
+	ok   bool
+}
+
+// claim returns desc's entry, and owner true when the caller is the
+// first to reach it and must read it and call finish. It returns a nil
+// entry when an earlier read ended without proving the blob, so that the
+// caller reads it itself.
+func (h *hashes) claim(desc ocispec.Descriptor) (e *hashEntry, owner bool) {
+	k := blobKey{desc.Digest, desc.Size}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if e := h.m[k]; e != nil {
+		select {
+		case <-e.done:
+			if !e.ok {
+				return nil, false
+			}
+		default:
+		}
+		return e, false
+	}
+	e = &hashEntry{done: make(chan struct{})}
+	h.m[k] = e
+	return e, true
+}
+
+// finish ends e's read, proven when ok.
+func (e *hashEntry) finish(ok bool) {
+	e.ok = ok
+	close(e.done)
+}
+
+// read counts one blob download of n bytes.
+func (h *hashes) read(n int64) {
+	h.mu.Lock()
+	h.reads++
+	h.bytes += n
+	h.mu.Unlock()
+}
+
+// counts returns the distinct blobs, the downloads and their bytes.
+func (h *hashes) counts() (unique, reads int, bytes int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.m), h.reads, h.bytes
 }
 
 // maxManifestBytes bounds a manifest read from the mirror (oras-go's

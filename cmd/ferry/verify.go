@@ -10,6 +10,7 @@ import (
 	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/progress"
 	"github.com/ferryhq/ferry/signature"
 	"github.com/ferryhq/ferry/verify"
 )
@@ -22,7 +23,9 @@ func newVerifyCmd(g *globalFlags) *cobra.Command {
 		Short: "Check a lock against a mirror",
 		Long: `Verify checks that every locked manifest and every child descriptor is in
 the mirror with the locked digest and size, and that each locked tag points
-at the locked digest. --deep also downloads and re-hashes every blob. An
+at the locked digest. --deep also downloads and re-hashes every blob,
+each digest once however many repositories hold it (each repository is
+still asked for every blob its packages need). An
 input file (ferry.yaml, porter.yaml, crossplane.yaml) that changed since
 it was locked makes the lock stale. --resolve proves the mirror alone is
 enough: it resolves that input again with every repository read from the
@@ -179,7 +182,13 @@ func printReport(g *globalFlags, rep *verify.Report, deep bool) error {
 			if rep.Signatures > 0 {
 				sigs = fmt.Sprintf(", %d signatures", rep.Signatures)
 			}
-			g.result("verified %d packages: %d manifests, %d blobs%s%s", rep.Packages, rep.Manifests, rep.Blobs, sigs, map[bool]string{true: " (re-hashed)"}[deep])
+			hashed := ""
+			if deep {
+				// Each distinct blob is read once however many
+				// repositories hold it (issue 14).
+				hashed = fmt.Sprintf(" (re-hashed: %d unique blobs, %s read)", rep.UniqueBlobs, progress.Bytes(rep.HashedBytes))
+			}
+			g.result("verified %d packages: %d manifests, %d blobs%s%s", rep.Packages, rep.Manifests, rep.Blobs, sigs, hashed)
 		} else {
 			fmt.Fprintf(os.Stderr, "ferry: %d problems: the lock and the mirror disagree\n", len(rep.Problems))
 		}
