@@ -84,6 +84,11 @@ type Client struct {
 	creds      credentials.Store
 	configPath string
 	tr         *schemeTransport
+	// mounts remembers which registries refuse cross-repository mounts.
+	mounts *mountGate
+	// cache keeps manifests fetched by digest and each registry's
+	// referrers capability for the run (readcache.go).
+	cache *readCache
 }
 
 // New returns a Client for opts.
@@ -164,7 +169,7 @@ func New(opts Options) (*Client, error) {
 		Credential: credentials.Credential(store),
 		Header:     http.Header{"User-Agent": {ua}},
 	}
-	return &Client{opts: opts, auth: ac, creds: store, configPath: path, tr: st}, nil
+	return &Client{opts: opts, auth: ac, creds: store, configPath: path, tr: st, mounts: newMountGate(), cache: newReadCache()}, nil
 }
 
 // Repository returns an oras-go repository for "HOST/PATH". A reference
@@ -182,6 +187,10 @@ func (c *Client) Repository(repo string) (*remote.Repository, error) {
 	r.PlainHTTP = c.tr.isPlain(r.Reference.Registry)
 	r.SkipReferrersGC = true
 	r.TagListPageSize = 1000
+	// One referrers probe per registry and run, not per repository.
+	if supported, known := c.cache.referrersCapability(r.Reference.Registry); known {
+		_ = r.SetReferrersCapability(supported)
+	}
 	return r, nil
 }
 
@@ -205,7 +214,7 @@ var errUserinfo = errors.New("registry references must not contain credentials (
 
 // client returns the remote.Client repositories and registries use.
 func (c *Client) client() remote.Client {
-	return &authClient{c: c.auth, configPath: c.configPath, log: c.opts.Log}
+	return &cachingClient{next: &authClient{c: c.auth, configPath: c.configPath, log: c.opts.Log, mounts: c.mounts}, cache: c.cache}
 }
 
 // Login checks user and password against the registry at host and, when

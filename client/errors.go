@@ -149,6 +149,9 @@ type authClient struct {
 	c          *auth.Client
 	configPath string
 	log        *slog.Logger
+	// mounts remembers which registries refuse cross-repository mounts
+	// (mountOrUpload); shared by every repository of one Client.
+	mounts *mountGate
 }
 
 // Do sends req through the auth client; a refused blob mount becomes a

@@ -189,15 +189,22 @@ func TestMetadataCutShort(t *testing.T) {
 	ctx := context.Background()
 	b := &breaker{}
 	reg := registrytest.New(t, registrytest.WithWrap(b.wrap))
-	c, err := client.New(client.Options{
-		RegistryConfig:  filepath.Join(t.TempDir(), "config.json"),
-		Retry:           client.RetryPolicy{Backoff: time.Millisecond},
-		IdleReadTimeout: 300 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
+	// Each case reads through a client of its own: a client answers a
+	// manifest it has read by digest from its cache (readcache.go), and
+	// every case must reach the registry.
+	newClient := func(t *testing.T) *client.Client {
+		t.Helper()
+		c, err := client.New(client.Options{
+			RegistryConfig:  filepath.Join(t.TempDir(), "config.json"),
+			Retry:           client.RetryPolicy{Backoff: time.Millisecond},
+			IdleReadTimeout: 300 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
 	}
-	repo := registrytest.Repository(t, c, reg.Host+"/r/meta")
+	repo := registrytest.Repository(t, newClient(t), reg.Host+"/r/meta")
 	cfg := []byte(`{"architecture":"amd64","os":"linux"}`)
 	cfgDesc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageConfig, cfg)
 	if err := repo.Push(ctx, cfgDesc, bytes.NewReader(cfg)); err != nil {
@@ -227,6 +234,7 @@ func TestMetadataCutShort(t *testing.T) {
 				b.blob = ""
 				b.mu.Unlock()
 			}()
+			repo := registrytest.Repository(t, newClient(t), reg.Host+"/r/meta")
 			desc, rc, err := repo.FetchReference(ctx, tt.ref)
 			if err != nil {
 				t.Fatalf("fetch of a broken answer: %v", err)

@@ -106,6 +106,9 @@ type Report struct {
 	// their signatures (another repository, another tag) and was not
 	// imported.
 	Ignored []string `json:"ignored,omitempty"`
+	// Shard, for a sharded run (MirrorShard), counts what this shard did;
+	// Packages then lists only the packages it copied.
+	Shard *ShardReport `json:"shard,omitempty"`
 }
 
 // signatureKinds are cosign's tag suffixes for a digest's signatures,
@@ -590,17 +593,23 @@ func (cp copier) graph(ctx context.Context, root ocispec.Descriptor, res *Packag
 			return manifests.add(ctx, desc)
 		},
 		MountFrom: func(ctx context.Context, desc ocispec.Descriptor) ([]string, error) {
+			// A registry that refused a mount gets plain pushes: no
+			// mount POST, and no wait for another repository's push.
+			if r, ok := cp.dst.(*remote.Repository); ok && client.MountsRefused(r) {
+				return nil, nil
+			}
 			srcs, err := led.mountSources(ctx, dstName, desc.Digest)
-			if err != nil {
+			if err != nil || len(srcs) == 0 {
 				return nil, err
 			}
-			// Mount names a repository on the same registry by path.
-			out := make([]string, 0, len(srcs))
-			for _, s := range srcs {
-				_, path, _ := strings.Cut(s, "/")
-				out = append(out, path)
-			}
-			return out, nil
+			// One source only, the first repository that got the blob:
+			// oras-go tries each source in turn and abandons the upload
+			// session a refused mount opened for every source but the
+			// last (copy.go mountOrCopyNode's skipSource), so a longer
+			// list costs a POST and a leaked session per refusal. Mount
+			// names a repository on the same registry by path.
+			_, path, _ := strings.Cut(srcs[0], "/")
+			return []string{path}, nil
 		},
 		OnMounted: func(ctx context.Context, desc ocispec.Descriptor) error {
 			mounted.Add(1)

@@ -1,0 +1,228 @@
+package client
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/opencontainers/go-digest"
+	"oras.land/oras-go/v2/registry/remote"
+)
+
+// Bounds of the read cache: a manifest larger than maxCachedManifest is
+// not kept, and the cache stops growing at maxCacheBytes.
+const (
+	maxCachedManifest = 4 << 20
+	maxCacheBytes     = 64 << 20
+)
+
+// manifestByDigest matches the path of a manifest asked by digest:
+// /v2/NAME/manifests/sha256:HEX.
+var manifestByDigest = regexp.MustCompile(`^/v2/.+/manifests/sha256:[a-f0-9]{64}$`)
+
+// manifestByTag matches the path of a manifest asked by tag (OCI
+// distribution spec's tag grammar): /v2/NAME/manifests/TAG.
+var manifestByTag = regexp.MustCompile(`^/v2/.+/manifests/[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
+
+// referrersPath matches the path of a referrers API query:
+// /v2/NAME/referrers/DIGEST.
+var referrersPath = regexp.MustCompile(`^/v2/.+/referrers/[a-z0-9]+:[a-f0-9]+$`)
+
+// readCache remembers, for the life of one Client (one ferry run), what
+// the registries answered that cannot change: manifests fetched by
+// digest, and whether a registry serves the OCI referrers API. Resolution,
+// the signature lookup after it and the copy all read the same manifests;
+// each is then fetched once per repository and run. A manifest's bytes
+// are kept only when they hash to the digest asked for, so what the cache
+// answers is exactly what a new GET would (content addressing); a
+// manifest deleted from the registry meanwhile is the one difference, and
+// a DELETE through this client forgets it.
+type readCache struct {
+	mu        sync.Mutex
+	manifests map[string]cachedManifest // by HOST+PATH
+	size      int64
+	referrers map[string]bool // by host: the referrers API answered (true) or is absent (false)
+}
+
+// cachedManifest is one manifest as the registry answered it.
+type cachedManifest struct {
+	mediaType string
+	data      []byte
+}
+
+func newReadCache() *readCache {
+	return &readCache{manifests: map[string]cachedManifest{}, referrers: map[string]bool{}}
+}
+
+// referrersCapability returns what host answered to a referrers query,
+// and whether it has been asked.
+func (c *readCache) referrersCapability(host string) (supported, known bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	supported, known = c.referrers[host]
+	return supported, known
+}
+
+// cachingClient is a remote.Client that answers from, and fills, a
+// readCache.
+type cachingClient struct {
+	next  remote.Client
+	cache *readCache
+}
+
+// Do implements remote.Client.
+func (c *cachingClient) Do(req *http.Request) (*http.Response, error) {
+	key := req.URL.Host + req.URL.Path
+	isManifest := manifestByDigest.MatchString(req.URL.Path)
+	switch {
+	case isManifest && (req.Method == http.MethodGet || req.Method == http.MethodHead):
+		c.cache.mu.Lock()
+		m, ok := c.cache.manifests[key]
+		c.cache.mu.Unlock()
+		if ok && acceptable(req, m.mediaType) {
+			return cachedResponse(req, m), nil
+		}
+	case isManifest && req.Method == http.MethodDelete:
+		c.cache.mu.Lock()
+		if m, ok := c.cache.manifests[key]; ok {
+			c.cache.size -= int64(len(m.data))
+			delete(c.cache.manifests, key)
+		}
+		c.cache.mu.Unlock()
+	}
+	resp, err := c.next.Do(req)
+	if err != nil {
+		return resp, err
+	}
+	switch {
+	case isManifest && req.Method == http.MethodGet && resp.StatusCode == http.StatusOK:
+		return c.keep(req, resp, digest.Digest(lastSegment(req.URL.Path))), nil
+	case req.Method == http.MethodGet && resp.StatusCode == http.StatusOK && manifestByTag.MatchString(req.URL.Path):
+		// A manifest read by tag is kept under its digest: a later read
+		// by digest (resolution reads tags, the copy and the signature
+		// lookup digests) is then answered here. The tag itself is
+		// asked again every time: it may move.
+		return c.keep(req, resp, ""), nil
+	case req.Method == http.MethodGet && referrersPath.MatchString(req.URL.Path):
+		c.noteReferrers(req.URL.Host, resp)
+	}
+	return resp, nil
+}
+
+// keep reads a manifest answer into the cache when it is small enough
+// and hashes to want (the digest asked for; when empty, the digest the
+// registry names in Docker-Content-Digest, if it names one), and returns
+// the answer with its body intact either way.
+func (c *cachingClient) keep(req *http.Request, resp *http.Response, want digest.Digest) *http.Response {
+	if resp.ContentLength > maxCachedManifest {
+		return resp
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxCachedManifest+1))
+	if err != nil || len(data) > maxCachedManifest {
+		// Hand back what was read followed by the rest (or the error).
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(data), errReader{err}, resp.Body), resp.Body}
+		return resp
+	}
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(data))
+	got := digest.FromBytes(data)
+	if want == "" {
+		if named := resp.Header.Get("Docker-Content-Digest"); named != "" && named != got.String() {
+			return resp // the caller decides what a disagreeing registry means
+		}
+		want = got
+	}
+	if got != want {
+		return resp // the caller's digest check reports it
+	}
+	path := req.URL.Path
+	key := req.URL.Host + path[:strings.LastIndex(path, "/")+1] + want.String()
+	c.cache.mu.Lock()
+	defer c.cache.mu.Unlock()
+	if _, ok := c.cache.manifests[key]; !ok && c.cache.size+int64(len(data)) <= maxCacheBytes {
+		c.cache.manifests[key] = cachedManifest{mediaType: resp.Header.Get("Content-Type"), data: data}
+		c.cache.size += int64(len(data))
+	}
+	return resp
+}
+
+// noteReferrers records what host's answer to a referrers query says of
+// its referrers API, as oras-go reads it (registry/remote/repository.go
+// referrersPageByAPI): 200 with an image index, supported; 404 other than
+// NAME_UNKNOWN, not supported. Other answers say nothing.
+func (c *cachingClient) noteReferrers(host string, resp *http.Response) {
+	var supported bool
+	switch resp.StatusCode {
+	case http.StatusOK:
+		supported = resp.Header.Get("Content-Type") == "application/vnd.oci.image.index.v1+json"
+		if !supported {
+			return
+		}
+	case http.StatusNotFound:
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		_ = resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		if err != nil || bytes.Contains(body, []byte("NAME_UNKNOWN")) {
+			return
+		}
+	default:
+		return
+	}
+	c.cache.mu.Lock()
+	c.cache.referrers[host] = supported
+	c.cache.mu.Unlock()
+}
+
+// acceptable reports whether a cached manifest of mediaType answers req:
+// its Accept header, when it names types, must name this one.
+func acceptable(req *http.Request, mediaType string) bool {
+	accept := req.Header.Values("Accept")
+	if len(accept) == 0 {
+		return true
+	}
+	for _, a := range accept {
+		for _, t := range strings.Split(a, ",") {
+			t, _, _ = strings.Cut(strings.TrimSpace(t), ";")
+			if t == mediaType || t == "*/*" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// cachedResponse is the answer a registry gave for m, rebuilt.
+func cachedResponse(req *http.Request, m cachedManifest) *http.Response {
+	h := http.Header{}
+	h.Set("Content-Type", m.mediaType)
+	h.Set("Content-Length", strconv.Itoa(len(m.data)))
+	h.Set("Docker-Content-Digest", lastSegment(req.URL.Path))
+	body := io.NopCloser(bytes.NewReader(nil))
+	if req.Method == http.MethodGet {
+		body = io.NopCloser(bytes.NewReader(m.data))
+	}
+	return &http.Response{
+		Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Body: body, ContentLength: int64(len(m.data)), Request: req,
+	}
+}
+
+// lastSegment is what follows the last "/" of p.
+func lastSegment(p string) string { return p[strings.LastIndex(p, "/")+1:] }
+
+// errReader returns err (io.EOF when nil) from every Read.
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) {
+	if r.err == nil {
+		return 0, io.EOF
+	}
+	return 0, r.err
+}

@@ -1,0 +1,187 @@
+package client_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/registry"
+
+	"github.com/ferryhq/ferry/internal/registrytest"
+)
+
+// TestReadCache: within one Client, a manifest fetched by digest is
+// fetched from the registry once per repository, whatever reads it again
+// (a fetch, a resolve, an existence check), while tags, other repositories
+// and a manifest whose bytes do not hash to its digest always go to the
+// registry; and a registry without the referrers API is probed once per
+// run, not once per repository.
+func TestReadCache(t *testing.T) {
+	ctx := context.Background()
+	var corrupt atomic.Bool
+	reg := registrytest.New(t, registrytest.WithWrap(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if corrupt.Load() && r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/manifests/sha256:") {
+				next.ServeHTTP(&flipWriter{ResponseWriter: w}, r)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}))
+	pusher := registrytest.Client(t)
+	var descs []ocispec.Descriptor
+	for _, name := range []string{"a", "b"} {
+		repo := registrytest.Repository(t, pusher, reg.Host+"/cache/"+name)
+		d := pushManifest(t, repo, []byte("same content"))
+		if err := repo.Tag(ctx, d, "v1"); err != nil {
+			t.Fatal(err)
+		}
+		descs = append(descs, d)
+	}
+	if descs[0].Digest != descs[1].Digest {
+		t.Fatal("the two repositories should hold one manifest")
+	}
+	d := descs[0]
+	count := func(method, substr string) int {
+		n := 0
+		for _, r := range reg.Requests() {
+			if r.Method == method && strings.Contains(r.Path, substr) {
+				n++
+			}
+		}
+		return n
+	}
+	tests := []struct {
+		name    string
+		corrupt bool
+		// read reads through a fresh Client's repositories.
+		read func(t *testing.T, open func(name string) registry.Repository) error
+		// want are the requests the registry must have seen, by method
+		// and path fragment.
+		want map[[2]string]int
+	}{
+		{
+			name: "fetched twice, resolved, checked: one GET",
+			read: func(t *testing.T, open func(string) registry.Repository) error {
+				r := open("a")
+				for range 2 {
+					if _, err := content.FetchAll(ctx, r, d); err != nil {
+						return err
+					}
+				}
+				if _, err := r.Resolve(ctx, d.Digest.String()); err != nil {
+					return err
+				}
+				if ok, err := r.Exists(ctx, d); err != nil || !ok {
+					t.Errorf("Exists: %v %v", ok, err)
+				}
+				// The same repository opened again shares the cache.
+				_, err := content.FetchAll(ctx, open("a"), d)
+				return err
+			},
+			want: map[[2]string]int{{"GET", "/cache/a/manifests/sha256:"}: 1, {"HEAD", "/cache/a/manifests/sha256:"}: 0},
+		},
+		{
+			name: "another repository is asked itself",
+			read: func(t *testing.T, open func(string) registry.Repository) error {
+				for _, n := range []string{"a", "b"} {
+					if _, err := content.FetchAll(ctx, open(n), d); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			want: map[[2]string]int{{"GET", "/cache/a/manifests/sha256:"}: 1, {"GET", "/cache/b/manifests/sha256:"}: 1},
+		},
+		{
+			name: "a tag is always asked",
+			read: func(t *testing.T, open func(string) registry.Repository) error {
+				r := open("a")
+				for range 2 {
+					if _, _, err := r.FetchReference(ctx, "v1"); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			want: map[[2]string]int{{"GET", "/cache/a/manifests/v1"}: 2},
+		},
+		{
+			name: "read by tag, then by digest: the digest is not asked",
+			read: func(t *testing.T, open func(string) registry.Repository) error {
+				r := open("a")
+				if _, _, err := r.FetchReference(ctx, "v1"); err != nil {
+					return err
+				}
+				_, err := content.FetchAll(ctx, r, d)
+				return err
+			},
+			want: map[[2]string]int{{"GET", "/cache/a/manifests/v1"}: 1, {"GET", "/cache/a/manifests/sha256:"}: 0},
+		},
+		{
+			name:    "bytes that do not hash to the digest are never kept",
+			corrupt: true,
+			read: func(t *testing.T, open func(string) registry.Repository) error {
+				r := open("a")
+				for range 2 {
+					if _, err := content.FetchAll(ctx, r, d); err == nil {
+						t.Error("a corrupt manifest was accepted")
+					}
+				}
+				return nil
+			},
+			want: map[[2]string]int{{"GET", "/cache/a/manifests/sha256:"}: 2},
+		},
+		{
+			name: "one referrers probe per registry",
+			read: func(t *testing.T, open func(string) registry.Repository) error {
+				for _, n := range []string{"a", "b", "a"} {
+					if err := open(n).(registry.ReferrerLister).Referrers(ctx, d, "", func([]ocispec.Descriptor) error { return nil }); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			want: map[[2]string]int{{"GET", "/referrers/"}: 1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			corrupt.Store(tt.corrupt)
+			defer corrupt.Store(false)
+			c := registrytest.Client(t)
+			reg.Reset()
+			err := tt.read(t, func(name string) registry.Repository {
+				return registrytest.Repository(t, c, reg.Host+"/cache/"+name)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, n := range tt.want {
+				if got := count(k[0], k[1]); got != n {
+					t.Errorf("%s …%s…: %d requests, want %d (%v)", k[0], k[1], got, n, reg.Requests())
+				}
+			}
+		})
+	}
+}
+
+// flipWriter changes the first byte of a body, keeping its length.
+type flipWriter struct {
+	http.ResponseWriter
+	done bool
+}
+
+func (w *flipWriter) Write(b []byte) (int, error) {
+	if !w.done && len(b) > 0 {
+		w.done = true
+		c := append([]byte(nil), b...)
+		c[0] ^= 0xff
+		return w.ResponseWriter.Write(c)
+	}
+	return w.ResponseWriter.Write(b)
+}
