@@ -8,6 +8,7 @@ import (
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
+	"github.com/ferryhq/ferry/progress"
 	"github.com/ferryhq/ferry/relocate"
 	"github.com/ferryhq/ferry/resolve"
 	"github.com/ferryhq/ferry/verify"
@@ -75,6 +76,9 @@ type Run struct {
 	Downloads func() (string, error)
 	// Warn reports a non-fatal finding.
 	Warn func(msg string)
+	// Reporter shows the progress of the run's downloads; never nil
+	// from Env.Run (progress.Discard when nothing is shown).
+	Reporter progress.Reporter
 }
 
 // Transfers are the extensions' content for one lock, ready to move.

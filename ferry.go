@@ -18,6 +18,7 @@ import (
 	"github.com/ferryhq/ferry/install"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
+	"github.com/ferryhq/ferry/progress"
 	"github.com/ferryhq/ferry/resolve"
 )
 
@@ -30,6 +31,10 @@ type Env struct {
 	Concurrency int
 	// Warn reports non-fatal findings; nil drops them.
 	Warn func(msg string)
+	// Progress, when set, returns the Reporter of the moment: a command
+	// switches reporters between its phases (resolution, then transfer),
+	// and each step reports to the one current when it begins.
+	Progress func() progress.Reporter
 
 	mu        sync.Mutex
 	downloads string // the run's downloads, see Run.Downloads
@@ -66,6 +71,14 @@ func (e *Env) Close() error {
 	return err
 }
 
+// reporter returns the Reporter of the moment (see Env.Progress).
+func (e *Env) reporter() progress.Reporter {
+	if e.Progress == nil {
+		return progress.Discard
+	}
+	return progress.Or(e.Progress())
+}
+
 // Run returns what an extension needs of this run; update selects the
 // items whose locked version may change.
 func (e *Env) Run(update Update) *Run {
@@ -73,7 +86,7 @@ func (e *Env) Run(update Update) *Run {
 	if warn == nil {
 		warn = func(string) {}
 	}
-	return &Run{Client: e.Client, Concurrency: e.Concurrency, Update: update.Selects, Downloads: e.downloadDir, Warn: warn}
+	return &Run{Client: e.Client, Concurrency: e.Concurrency, Update: update.Selects, Downloads: e.downloadDir, Warn: warn, Reporter: e.reporter()}
 }
 
 // Extensions returns the formats that carry content beyond packages.
@@ -145,6 +158,7 @@ func (e *Env) Resolve(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.L
 		Concurrency: e.Concurrency,
 		Use:         map[string]resolve.Use{},
 		Replace:     ms.ReplaceMap(),
+		Progress:    e.reporter(),
 	}
 	for k, u := range ms.Use {
 		opts.Use[k] = resolve.Use{Ref: u.Ref, Force: u.Force}

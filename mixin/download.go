@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/progress"
 )
 
 // RuntimeOS and RuntimeArch are the platform of a mixin's runtime binary,
@@ -174,17 +175,35 @@ func download(ctx context.Context, hc *http.Client, feed *Feed, f File, dir stri
 		return "", Binary{}, fmt.Errorf("%s: %w", f.Name, err)
 	}
 	var body io.ReadCloser
+	size := int64(-1)
 	if u.Scheme == "file" {
 		if !strings.HasPrefix(feed.URL, "file:") {
 			return "", Binary{}, exitcode.With(exitcode.Usage, fmt.Errorf("%s: a feed loaded over HTTP may not link to a local file (%s)", f.Name, f.URL))
 		}
-		body, err = os.Open(localPath(u))
+		var fh *os.File
+		if fh, err = os.Open(localPath(u)); err == nil {
+			body = fh
+			if st, serr := fh.Stat(); serr == nil {
+				size = st.Size()
+			}
+		}
 	} else {
-		body, err = get(ctx, hc, u, feed.allowPlain)
+		body, size, err = get(ctx, hc, u, feed.allowPlain)
 	}
 	if err != nil {
 		return "", Binary{}, fmt.Errorf("downloading %s: %w", f.Name, err)
 	}
+	// The download's bar (progress.FromContext: the run's Reporter, see
+	// Format.Lock and Format.Prepare) is sized by the lock when it
+	// records the binary, else by the server's Content-Length.
+	rep := progress.FromContext(ctx)
+	id := "mixin " + f.URL
+	if limit != MaxBinarySize {
+		size = limit
+	}
+	rep.BlobStarted(id, "mixin "+f.Name, max(size, 0))
+	defer rep.BlobDone(id, progress.Copied) // a failed download's bar goes too
+	body = progress.NewReader(body, rep, id)
 	defer body.Close()
 	tmp, err := os.CreateTemp(dir, "."+f.Name+".*.tmp")
 	if err != nil {

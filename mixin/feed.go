@@ -322,7 +322,7 @@ func LoadFeed(ctx context.Context, hc *http.Client, rawURL string, allowPlainHTT
 			return nil, fmt.Errorf("mixin feed %s: %w", rawURL, err)
 		}
 	case "http", "https":
-		body, err = get(ctx, hc, u, allowPlainHTTP)
+		body, _, err = get(ctx, hc, u, allowPlainHTTP)
 		if err != nil {
 			return nil, fmt.Errorf("mixin feed: %w", err)
 		}
@@ -375,25 +375,26 @@ func checkScheme(u *url.URL, allowPlain func(host string) bool) error {
 	}
 }
 
-// get issues a GET for u and returns the body of a 200 answer.
-func get(ctx context.Context, hc *http.Client, u *url.URL, allowPlain func(host string) bool) (io.ReadCloser, error) {
+// get issues a GET for u and returns the body of a 200 answer and its
+// Content-Length (-1 when the server sends none).
+func get(ctx context.Context, hc *http.Client, u *url.URL, allowPlain func(host string) bool) (io.ReadCloser, int64, error) {
 	if err := checkScheme(u, allowPlain); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if hc == nil {
 		hc = http.DefaultClient
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", u, err)
+		return nil, 0, fmt.Errorf("GET %s: %w", u, err)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", u, err)
+		return nil, 0, fmt.Errorf("GET %s: %w", u, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		resp.Body.Close()
-		return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
+		return nil, 0, fmt.Errorf("GET %s: %s", u, resp.Status)
 	}
-	return resp.Body, nil
+	return resp.Body, resp.ContentLength, nil
 }

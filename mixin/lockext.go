@@ -14,6 +14,7 @@ import (
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
+	"github.com/ferryhq/ferry/progress"
 	"github.com/ferryhq/ferry/resolve"
 )
 
@@ -229,6 +230,7 @@ func (f Format) Lock(ctx context.Context, run *ferry.Run, in *mirrorset.MirrorSe
 	if err != nil {
 		return err
 	}
+	ctx = progress.NewContext(ctx, run.Reporter) // the downloads' bars
 	feeds, err := loadFeeds(ctx, run, reqs)
 	if err != nil {
 		return err

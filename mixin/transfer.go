@@ -16,6 +16,7 @@ import (
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/progress"
 	"github.com/ferryhq/ferry/relocate"
 )
 
@@ -44,6 +45,7 @@ func (Format) Prepare(ctx context.Context, run *ferry.Run, l *lock.Lock) (ferry.
 	if err != nil {
 		return nil, err
 	}
+	ctx = progress.NewContext(ctx, run.Reporter) // the downloads' bars
 	hc := run.Client.HTTPClient()
 	for i := range locked {
 		m := &locked[i]

@@ -25,15 +25,20 @@ type BarsOptions struct {
 	Width int
 	// Refresh is the redraw interval (default 150ms, mpb's).
 	Refresh time.Duration
+	// Phase chooses the overall line: OverallLine for Transfer (the
+	// default), ResolvingLine for Resolution.
+	Phase Phase
 }
 
 // BarsReporter draws live progress on a terminal with mpb: a bar per large
 // blob (label, bytes done and total, rate, ETA) above one overall line
-// (packages done/total, blobs, mounts, skips, bytes, rate).
+// (packages done/total, blobs, mounts, skips, bytes, rate; while resolving:
+// packages read and queued, bytes read).
 type BarsReporter struct {
 	p       *mpb.Progress
 	w       io.Writer
 	min     int64
+	phase   Phase
 	overall *mpb.Bar
 	start   time.Time
 
@@ -57,7 +62,7 @@ func NewBars(w io.Writer, o BarsOptions) *BarsReporter {
 	if o.Refresh > 0 {
 		opts = append(opts, mpb.WithRefreshRate(o.Refresh))
 	}
-	r := &BarsReporter{p: mpb.New(opts...), w: w, min: o.MinBarSize, start: time.Now(), bars: map[string]*mpb.Bar{}}
+	r := &BarsReporter{p: mpb.New(opts...), w: w, min: o.MinBarSize, phase: o.Phase, start: time.Now(), bars: map[string]*mpb.Bar{}}
 	// The overall line has no filler and the lowest priority: it stays
 	// at the bottom, under the blob bars, and stays on screen at the end.
 	r.overall = r.p.New(0, mpb.NopStyle(), mpb.BarPriority(math.MaxInt),
@@ -65,12 +70,17 @@ func NewBars(w io.Writer, o BarsOptions) *BarsReporter {
 	return r
 }
 
-// Overall returns the overall line after elapsed time.
+// Overall returns the overall line after elapsed time, as the phase
+// counts.
 func (r *BarsReporter) Overall(elapsed time.Duration) string {
-	return OverallLine(Counts{
+	c := Counts{
 		PackagesDone: r.pkgsDone.Load(), PackagesTotal: r.pkgsTotal.Load(), PackagesFailed: r.pkgsFailed.Load(),
 		Blobs: r.blobs.Load(), Mounted: r.mounted.Load(), Skipped: r.skipped.Load(), Bytes: r.bytes.Load(),
-	}, elapsed)
+	}
+	if r.phase == Resolution {
+		return ResolvingLine(c)
+	}
+	return OverallLine(c, elapsed)
 }
 
 // Counts are the figures of the overall line.
@@ -92,6 +102,24 @@ func OverallLine(c Counts, elapsed time.Duration) string {
 	s += fmt.Sprintf(" · blobs %d (%d mounted, %d skipped) · %s", c.Blobs, c.Mounted, c.Skipped, Bytes(c.Bytes))
 	if secs := elapsed.Seconds(); secs >= 0.5 && c.Bytes > 0 {
 		s += fmt.Sprintf(" · %s/s", Bytes(int64(float64(c.Bytes)/secs)))
+	}
+	return s
+}
+
+// ResolvingLine formats c as the overall line of a resolution: the
+// packages read (PackagesDone), those queued but not read yet
+// (PackagesTotal - PackagesDone), the bytes read, and the files
+// downloaded (Blobs: a lock's mixin binaries) once there are any:
+//
+//	resolving · packages 37 read, 12 queued · 1.2 MiB
+func ResolvingLine(c Counts) string {
+	s := fmt.Sprintf("resolving · packages %d read, %d queued", c.PackagesDone, max(c.PackagesTotal-c.PackagesDone, 0))
+	if c.PackagesFailed > 0 {
+		s += fmt.Sprintf(" (%d failed)", c.PackagesFailed)
+	}
+	s += " · " + Bytes(c.Bytes)
+	if c.Blobs > 0 {
+		s += fmt.Sprintf(" · %d downloaded", c.Blobs)
 	}
 	return s
 }
@@ -129,7 +157,7 @@ func (r *BarsReporter) BlobStarted(id, label string, size int64) {
 		old.Abort(true)
 	}
 	r.bars[id] = r.p.AddBar(size, mpb.BarRemoveOnComplete(),
-		mpb.PrependDecorators(decor.Name(label, decor.WCSyncSpaceR)),
+		mpb.PrependDecorators(decor.Name(Sanitize(label), decor.WCSyncSpaceR)),
 		mpb.AppendDecorators(
 			decor.CountersKibiByte("% .1f / % .1f", decor.WCSyncSpace),
 			decor.AverageSpeed(decor.SizeB1024(0), "% .1f", decor.WCSyncSpace),

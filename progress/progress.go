@@ -1,14 +1,15 @@
-// Package progress reports the progress of long work (package copies,
-// blob transfers, archive writing and import, installs, deep verifies) to
-// the person watching: live bars on a terminal (bars.go, drawn with
-// github.com/vbauerster/mpb/v8), one plain line per result when the output
-// is a pipe or a file (plain.go), nothing at all with --quiet.
+// Package progress reports the progress of long work (resolutions, package
+// copies, blob transfers, downloads, archive writing and import, installs,
+// deep verifies) to the person watching: live bars on a terminal (bars.go,
+// drawn with github.com/vbauerster/mpb/v8), one plain line per result when
+// the output is a pipe or a file (plain.go), nothing at all with --quiet.
 //
 // The pipeline packages call a Reporter; which one they get is decided once,
 // by the command line (Choose, New).
 package progress
 
 import (
+	"context"
 	"io"
 	"strings"
 	"unicode"
@@ -32,7 +33,9 @@ const (
 // run (the pipeline uses "DESTINATION DIGEST"); its label is what a person
 // reads.
 type Reporter interface {
-	// AddPackages adds n to the number of packages the work covers.
+	// AddPackages adds n to the number of packages the work covers; a
+	// negative n takes back packages that turned out to be counted
+	// already (a resolution's two edges to one package version).
 	AddPackages(n int)
 	// PackageStarted is called as the work on a package begins.
 	PackageStarted(name string)
@@ -98,14 +101,31 @@ func Choose(isTerminal, quiet, machine bool, getenv func(string) string) Mode {
 	return Bars
 }
 
-// New returns a Reporter of mode m writing to w. For Bars, w should be a
-// terminal (the bars are drawn with cursor movements).
-func New(w io.Writer, m Mode) Reporter {
+// Phase is the kind of work a Reporter's overall line counts.
+type Phase int
+
+const (
+	// Transfer counts packages copied, blobs and bytes moved (mirror,
+	// archive writing and import, install, verify --deep): OverallLine.
+	Transfer Phase = iota
+	// Resolution counts packages read and still queued while a closure is
+	// resolved, and the bytes read: ResolvingLine.
+	Resolution
+)
+
+// New returns a Reporter of mode m writing to w for the Transfer phase.
+// For Bars, w should be a terminal (the bars are drawn with cursor
+// movements).
+func New(w io.Writer, m Mode) Reporter { return NewPhase(w, m, Transfer) }
+
+// NewPhase returns a Reporter of mode m writing to w whose overall line
+// (Bars only) counts the work of phase.
+func NewPhase(w io.Writer, m Mode, phase Phase) Reporter {
 	switch m {
 	case Plain:
 		return NewPlain(w)
 	case Bars:
-		return NewBars(w, BarsOptions{})
+		return NewBars(w, BarsOptions{Phase: phase})
 	}
 	return Discard
 }
@@ -180,6 +200,22 @@ type reader struct {
 	r  Reporter
 	id string
 }
+
+// NewContext returns ctx carrying r, for work reached through an API that
+// takes no Reporter (a format's downloads: see FromContext).
+func NewContext(ctx context.Context, r Reporter) context.Context {
+	return context.WithValue(ctx, ctxKey{}, Or(r))
+}
+
+// FromContext returns the Reporter ctx carries (NewContext), or Discard.
+func FromContext(ctx context.Context) Reporter {
+	if r, ok := ctx.Value(ctxKey{}).(Reporter); ok {
+		return r
+	}
+	return Discard
+}
+
+type ctxKey struct{}
 
 func (c *reader) Read(p []byte) (int, error) {
 	n, err := c.ReadCloser.Read(p)

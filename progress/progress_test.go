@@ -2,7 +2,9 @@ package progress
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -108,6 +110,104 @@ func TestOverallLine(t *testing.T) {
 		if got := OverallLine(tc.c, tc.elapsed); got != tc.want {
 			t.Errorf("OverallLine(%+v, %s) = %q, want %q", tc.c, tc.elapsed, got, tc.want)
 		}
+	}
+}
+
+func TestResolvingLine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    Counts
+		want string
+	}{
+		{"start", Counts{}, "resolving · packages 0 read, 0 queued · 0.0 b"},
+		{"midway", Counts{PackagesDone: 37, PackagesTotal: 49, Bytes: 1258291}, "resolving · packages 37 read, 12 queued · 1.2 MiB"},
+		{"done, with downloads", Counts{PackagesDone: 9, PackagesTotal: 9, Blobs: 2, Bytes: 3 << 20}, "resolving · packages 9 read, 0 queued · 3.0 MiB · 2 downloaded"},
+		{"failed", Counts{PackagesDone: 3, PackagesTotal: 4, PackagesFailed: 1, Bytes: 1536}, "resolving · packages 3 read, 1 queued (1 failed) · 1.5 KiB"},
+		// The queue never shows negative, whatever order the events
+		// came in.
+		{"read before queued", Counts{PackagesDone: 2, PackagesTotal: 1}, "resolving · packages 2 read, 0 queued · 0.0 b"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ResolvingLine(tc.c); got != tc.want {
+				t.Errorf("ResolvingLine(%+v) = %q, want %q", tc.c, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestBarsPhase checks each phase's overall line as a terminal gets it:
+// the resolution's counts packages read and queued, never blobs; the
+// transfer's is the line mirror always drew.
+func TestBarsPhase(t *testing.T) {
+	run := func(r Reporter) {
+		r.AddPackages(3)
+		r.PackageDone("src/a", nil)
+		r.BlobBytes("resolve src/a:v1", 1024)
+		r.AddPackages(2)
+		r.PackageDone("src/b", nil)
+		r.BlobBytes("resolve src/b:v1", 512)
+		r.Close()
+	}
+	for _, tc := range []struct {
+		name      string
+		phase     Phase
+		want, not string
+	}{
+		{"resolution", Resolution, "resolving · packages 2 read, 3 queued · 1.5 KiB", "blobs"},
+		{"transfer", Transfer, "packages 2/5 · blobs 0 (0 mounted, 0 skipped) · 1.5 KiB", "resolving"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out syncBuffer
+			run(NewBars(&out, BarsOptions{Width: 100, Phase: tc.phase}))
+			got := out.String()
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("output lacks %q:\n%q", tc.want, got)
+			}
+			if strings.Contains(got, tc.not) {
+				t.Errorf("output holds %q:\n%q", tc.not, got)
+			}
+		})
+	}
+}
+
+// TestNewPhase checks that the phase reaches the terminal's reporter and
+// that a pipe still gets no counters in either phase.
+func TestNewPhase(t *testing.T) {
+	for _, tc := range []struct {
+		mode  Mode
+		phase Phase
+		want  string
+	}{
+		{Bars, Resolution, "resolving · packages 1 read, 0 queued"},
+		{Bars, Transfer, "packages 1/1 · blobs 0"},
+		{Plain, Resolution, ""},
+		{Silent, Resolution, ""},
+	} {
+		t.Run(fmt.Sprintf("%s phase %d", tc.mode, tc.phase), func(t *testing.T) {
+			var out syncBuffer
+			r := NewPhase(&out, tc.mode, tc.phase)
+			r.AddPackages(1)
+			r.PackageDone("a", nil)
+			r.Close()
+			got := out.String()
+			if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+				t.Errorf("output %q, want it to hold %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestContext(t *testing.T) {
+	if got := FromContext(context.Background()); got != Discard {
+		t.Errorf("FromContext(empty) = %T, want Discard", got)
+	}
+	var out syncBuffer
+	r := NewPlain(&out)
+	if got := FromContext(NewContext(context.Background(), r)); got != Reporter(r) {
+		t.Errorf("FromContext = %T, want the reporter put in", got)
+	}
+	if got := FromContext(NewContext(context.Background(), nil)); got != Discard {
+		t.Errorf("FromContext(NewContext(nil)) = %T, want Discard", got)
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/manifest"
 	"github.com/ferryhq/ferry/ociref"
+	"github.com/ferryhq/ferry/progress"
 )
 
 // Repositories opens registry repositories; *client.Client implements it.
@@ -87,6 +88,14 @@ type Options struct {
 	// lock (old source -> replacing source), so a replaced source is not
 	// read before its replacer is. They are re-checked as packages are read.
 	Replaced map[string]string
+	// Progress, when set, is told of the resolution as it goes: the
+	// packages of a level as they are queued (AddPackages), each package
+	// version as it is read (PackageDone, nil error: a failure is the
+	// resolution's to report; AddPackages(-1) for a queued edge that
+	// chose a version already read), each once however many rounds visit
+	// it, and the bytes of every manifest read (BlobBytes). A source
+	// resolved at two versions counts twice. Resolve never closes it.
+	Progress progress.Reporter
 }
 
 // maxManifestBytes bounds a manifest read into memory.
@@ -97,7 +106,8 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 8
 	}
-	r := &resolver{opts: opts, fetches: map[string]*fetchEntry{}, tags: map[string]*tagEntry{}}
+	opts.Progress = progress.Or(opts.Progress)
+	r := &resolver{opts: opts, fetches: map[string]*fetchEntry{}, tags: map[string]*tagEntry{}, queued: map[string]bool{}, done: map[string]bool{}}
 	type rootReq struct {
 		key    string
 		req    requirement
@@ -223,6 +233,47 @@ type resolver struct {
 	mu      sync.Mutex
 	fetches map[string]*fetchEntry // "REPO@OBJECT"
 	tags    map[string]*tagEntry   // "REPO"
+	// queued and done are the node keys (and, in done, the packages
+	// "SOURCE@DIGEST") reported to opts.Progress, so a later round does
+	// not count them again.
+	queued, done map[string]bool
+}
+
+// queue reports the node keys of a level not reported yet.
+func (r *resolver) queue(keys []string) {
+	n := 0
+	r.mu.Lock()
+	for _, k := range keys {
+		if !r.queued[k] {
+			r.queued[k] = true
+			n++
+		}
+	}
+	r.mu.Unlock()
+	if n > 0 {
+		r.opts.Progress.AddPackages(n)
+	}
+}
+
+// visited reports a node key as read, once. Two keys whose edges chose one
+// version (a diamond's shared dependency, each edge resolved on its own)
+// are one package read: the second leaves the queue without counting.
+func (r *resolver) visited(key string, res levelResult) {
+	id := key
+	if res.err == nil && res.entry != nil {
+		id = res.source + "@" + res.entry.desc.Digest.String()
+	}
+	r.mu.Lock()
+	first, dup := !r.done[key], r.done[id]
+	r.done[key], r.done[id] = true, true
+	r.mu.Unlock()
+	switch {
+	case !first:
+	case dup:
+		r.opts.Progress.AddPackages(-1)
+	default:
+		r.opts.Progress.PackageDone(res.source, nil)
+	}
 }
 
 type fetchEntry struct {
@@ -288,6 +339,7 @@ func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Des
 	if err != nil {
 		return desc, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
 	}
+	r.opts.Progress.BlobBytes("resolve "+refString(source, object), int64(len(raw)))
 	// The bytes decide: their digest (checked against the digest asked
 	// for and the one the registry announced) and their media type (from
 	// the content, not Content-Type, which oras-go put in desc).
@@ -390,12 +442,14 @@ func (rs *roundState) run(ctx context.Context, level []string) error {
 	var unread []levelResult
 	for len(level) > 0 {
 		sort.Strings(level)
+		rs.r.queue(level)
 		results := make([]levelResult, len(level))
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(rs.r.opts.Concurrency)
 		for i, key := range level {
 			g.Go(func() error {
 				results[i] = rs.visit(gctx, key)
+				rs.r.visited(key, results[i])
 				return nil
 			})
 		}

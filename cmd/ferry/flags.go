@@ -165,7 +165,7 @@ func (g *globalFlags) env() (*ferry.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ferry.Env{Client: c, Formats: formats.All(), Concurrency: g.jobs, Warn: func(msg string) { warn([]string{msg}) }}, nil
+	return &ferry.Env{Client: c, Formats: formats.All(), Concurrency: g.jobs, Warn: func(msg string) { warn([]string{msg}) }, Progress: g.reporter}, nil
 }
 
 // client builds the registry client from --plain-http, --ca-file,
@@ -249,9 +249,30 @@ func (g *globalFlags) progress(format string, args ...any) {
 // file, TERM=dumb, NO_COLOR or -o json, nothing with --quiet (see
 // progress.Choose). stopProgress ends it.
 func (g *globalFlags) startProgress() progress.Reporter {
+	return g.startPhase(progress.Transfer)
+}
+
+// startResolving starts the Reporter of a resolution, whose overall line
+// counts packages read and queued (progress.Resolution). It must be
+// stopped (stopProgress) before the transfer's Reporter starts.
+func (g *globalFlags) startResolving() progress.Reporter {
+	return g.startPhase(progress.Resolution)
+}
+
+// reporter returns the running Reporter, or progress.Discard: what
+// ferry.Env reports to (Env.Progress).
+func (g *globalFlags) reporter() progress.Reporter {
+	if rep := g.rep.Load(); rep != nil {
+		return *rep
+	}
+	return progress.Discard
+}
+
+// startPhase starts the Reporter of phase (see startProgress).
+func (g *globalFlags) startPhase(phase progress.Phase) progress.Reporter {
 	// --log-level warn or error silences progress as --quiet does.
 	mode := progress.Choose(term.IsTerminal(int(os.Stderr.Fd())), g.quiet || !logEnabled(slog.LevelInfo), g.json(), os.Getenv)
-	rep := progress.New(os.Stderr, mode)
+	rep := progress.NewPhase(os.Stderr, mode, phase)
 	if mode != progress.Silent { // --quiet still lets log lines through
 		g.rep.Store(&rep)
 	}

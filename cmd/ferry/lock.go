@@ -90,7 +90,10 @@ attestations and SBOMs and OCI referrers, with the rule that verified each.`,
 				return err
 			}
 			defer env.Close()
+			g.startResolving() // the closure, then the mixins' downloads
+			defer g.stopProgress()
 			l, graph, err := env.Lock(cmd.Context(), ms, prev, updateFrom(cmd, update))
+			g.stopProgress() // warnings and results print after the last frame
 			if err != nil {
 				return err
 			}

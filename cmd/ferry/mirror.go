@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"oras.land/oras-go/v2/content/oci"
@@ -21,6 +22,8 @@ import (
 func newMirrorCmd(g *globalFlags) *cobra.Command {
 	var lockPath, to, version, toArchive, fromArchive, from string
 	var signKeyPath, lockKeyPath, sincePath, maxSizeFlag string
+	var shardFlag string
+	var shardWait time.Duration
 	c := &cobra.Command{
 		Use:   "mirror [ROOT...|--lock F] [--from HOST[/PREFIX]] --to HOST[/PREFIX] | --to-archive FILE.tar",
 		Short: "Copy the locked closure into a mirror registry",
@@ -79,7 +82,18 @@ the next run with the same lock resumes it. ferry gc removes what is left.
 Before anything is copied, the packages are checked against the trust
 policy (ferry.yaml trust:, --verify-key, see ferry lock --help) and the
 signatures the lock records must be at the source with those digests; any
-failure is listed with its rule and exits 3, with nothing copied.`,
+failure is listed with its rule and exits 3, with nothing copied.
+
+Sharded: --lock F --to HOST[/PREFIX] --shard I/N (1 ≤ I ≤ N) copies one
+deterministic part of the lock, so N processes on N machines (a
+Kubernetes Indexed Job, a CI matrix) mirror it together with no
+coordination but the mirror. The blobs are dealt to the shards by size;
+each is uploaded by its shard into one repository of the mirror. Each
+package's manifests, tag and signatures are pushed by one shard after
+every blob of the package is in the mirror (it waits, up to --shard-wait,
+for the other shards' uploads, then mounts them). Every shard writes the
+same lock; shard 1 pushes the mixins. A killed shard is run again with the
+same I/N. ferry verify after the last shard checks the whole mirror.`,
 		Example: `  ferry mirror --to registry.internal/mirror            # ferry.yaml + ferry.lock
   ferry mirror --lock ferry.lock --to 127.0.0.1:5000/mirror -j 16
   ferry mirror ghcr.io/acme/app:v1.2.0 --to registry.internal/mirror
@@ -87,13 +101,21 @@ failure is listed with its rule and exits 3, with nothing copied.`,
   ferry mirror --from-archive closure.tar --to registry.airgap/mirror
   ferry mirror --to-archive update.tar --since last-sent.lock --max-size 4GiB
   ferry mirror --from-archive update.part1.tar --to registry.airgap/mirror
-  ferry mirror --lock ferry.lock --from registry.dmz/mirror --to registry.prod/mirror`,
+  ferry mirror --lock ferry.lock --from registry.dmz/mirror --to registry.prod/mirror
+  ferry mirror --lock ferry.lock --to registry.internal/mirror --shard 2/4`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := g.checkOutput("text", "json"); err != nil {
 				return err
 			}
 			if err := checkMirrorFlags(args, to, toArchive, fromArchive); err != nil {
 				return err
+			}
+			shard, err := shardFlagValue(shardFlag, args, toArchive, fromArchive)
+			if err != nil {
+				return err
+			}
+			if shard == nil && cmd.Flags().Changed("shard-wait") {
+				return exitcode.BadInput("--shard-wait goes with --shard I/N")
 			}
 			aopts, err := archiveOptions(toArchive, sincePath, maxSizeFlag)
 			if err != nil {
@@ -119,12 +141,12 @@ failure is listed with its rule and exits 3, with nothing copied.`,
 				return err
 			}
 			defer env.Close()
-			reporter := g.startProgress() // bars on a terminal, plain lines on a pipe
 			defer g.stopProgress()
 			progress := func(r relocate.PackageResult) {
 				g.progress("mirrored %s -> %s (%s; copied %d, mounted %d, skipped %d)", r.Source, r.Mirror, r.Digest, r.Copied, r.Mounted, r.Skipped)
 			}
 			if fromArchive != "" {
+				reporter := g.startProgress() // bars on a terminal, plain lines on a pipe
 				mapping, _ := relocate.ParseMapping(to)
 				var signedData, signedSig []byte
 				check := func(l *lock.Lock, data, sig []byte) error { // before anything is pushed
@@ -164,6 +186,9 @@ failure is listed with its rule and exits 3, with nothing copied.`,
 			if err != nil {
 				return err
 			}
+			// The resolution's Reporter (lockToMirror) has ended: the
+			// copy's counts start from zero.
+			reporter := g.startProgress() // bars on a terminal, plain lines on a pipe
 			// A signed lock is never rewritten in place (see lock/sidecar.go).
 			keep, lockSig, err := signedLockToMirror(lockPath, l, signKey)
 			if err != nil {
@@ -232,10 +257,20 @@ failure is listed with its rule and exits 3, with nothing copied.`,
 			if err != nil {
 				return err
 			}
-			rep, err := relocate.Mirror(cmd.Context(), l, relocate.Options{
+			ropts := relocate.Options{
 				Source: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Reporter: reporter, Formats: env.Formats,
 				Retry: env.Client.RetryPolicy(), Origin: origin,
-			})
+			}
+			var rep *relocate.Report
+			if shard != nil {
+				rep, err = relocate.MirrorShard(cmd.Context(), l, ropts, relocate.ShardOptions{Shard: *shard, Wait: shardWait, Log: g.progress})
+				if shard.Index != 1 {
+					// Mixins go up with shard 1 alone.
+					promote, transfers = false, nil
+				}
+			} else {
+				rep, err = relocate.Mirror(cmd.Context(), l, ropts)
+			}
 			if err != nil {
 				return err
 			}
@@ -266,8 +301,29 @@ failure is listed with its rule and exits 3, with nothing copied.`,
 	c.Flags().StringVar(&lockKeyPath, "lock-key", "", "with --from-archive: cosign public key (cosign.pub); refuse the archive before pushing anything unless its ferry.lock.sig verifies over its ferry.lock")
 	c.Flags().StringVar(&sincePath, "since", "", "with --to-archive: write only what an earlier import of this lock (OLD.lock) lacks; the import takes the rest from the mirror")
 	c.Flags().StringVar(&maxSizeFlag, "max-size", "", "with --to-archive: split the archive into parts FILE.part1.tar, FILE.part2.tar, … of at most this size (4GiB, 700MB, bytes)")
+	c.Flags().StringVar(&shardFlag, "shard", "", "copy one part I/N of the lock (1 ≤ I ≤ N), for N processes run at once (a Kubernetes Indexed Job, a CI matrix): each blob is uploaded by one shard, each package's manifests and tag by one shard once its blobs are in the mirror")
+	c.Flags().DurationVar(&shardWait, "shard-wait", time.Hour, "with --shard: how long a package waits for the blobs other shards upload")
 	c.Flags().StringVar(&from, "from", "", "mirror to mirror: read the lock's packages and mixins from this mirror HOST[/PREFIX] instead of the sources and the feed")
 	return c
+}
+
+// shardFlagValue reads --shard I/N before any registry is contacted; nil
+// when it is not given.
+func shardFlagValue(s string, args []string, toArchive, fromArchive string) (*relocate.Shard, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if len(args) > 0 {
+		return nil, exitcode.BadInput("--shard copies part of a lock: run ferry lock first, then every shard with --lock F (no ROOTs)")
+	}
+	if toArchive != "" || fromArchive != "" {
+		return nil, exitcode.BadInput("--shard splits a mirror run to a registry (--lock F --to HOST[/PREFIX]), not an archive")
+	}
+	sh, err := relocate.ParseShard(s)
+	if err != nil {
+		return nil, exitcode.BadInput("--shard: %w", err)
+	}
+	return &sh, nil
 }
 
 // archiveOptions reads --since and --max-size, which only --to-archive
@@ -381,7 +437,9 @@ func lockToMirror(cmd *cobra.Command, g *globalFlags, env *ferry.Env, args []str
 	if prev != nil && prev.Inputs == ms.Digest() {
 		return prev, ms, nil
 	}
+	g.startResolving() // ended before the copy's Reporter starts
 	l, graph, err := env.Lock(cmd.Context(), ms, prev, ferryUpdateNone)
+	g.stopProgress()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -29,6 +29,8 @@ type mirrorJSON struct {
 	Mixins []mixinJSON `json:"mixins"`
 	// Ignored names what an archive held beside the lock's content.
 	Ignored []string `json:"ignored,omitempty"`
+	// Shard counts what a sharded run (--shard I/N) did.
+	Shard *relocate.ShardReport `json:"shard,omitempty"`
 }
 
 // mixinJSON is one locked Porter mixin version in a report.
@@ -77,7 +79,7 @@ func newMirrorJSON(l *lock.Lock, rep *relocate.Report) (*mirrorJSON, error) {
 	if pkgs == nil {
 		pkgs = []relocate.PackageResult{}
 	}
-	return &mirrorJSON{To: rep.To, Packages: pkgs, Mixins: mixins, Ignored: rep.Ignored}, nil
+	return &mirrorJSON{To: rep.To, Packages: pkgs, Mixins: mixins, Ignored: rep.Ignored, Shard: rep.Shard}, nil
 }
 
 // verifyJSON is `ferry verify -o json`: `packages` would be a list in
@@ -97,6 +99,12 @@ type verifyCounts struct {
 	Manifests  int `json:"manifests"`
 	Blobs      int `json:"blobs"`
 	Signatures int `json:"signatures"`
+	// UniqueBlobs, HashedBlobs and HashedBytes are --deep's: the
+	// distinct blob digests, those downloaded and re-hashed (each once
+	// per run) and the bytes read for them.
+	UniqueBlobs int   `json:"uniqueBlobs,omitempty"`
+	HashedBlobs int   `json:"hashedBlobs,omitempty"`
+	HashedBytes int64 `json:"hashedBytes,omitempty"`
 }
 
 func newVerifyJSON(rep *verify.Report) verifyJSON {
@@ -105,7 +113,8 @@ func newVerifyJSON(rep *verify.Report) verifyJSON {
 		problems = []verify.Problem{}
 	}
 	return verifyJSON{OK: rep.OK(), Deep: rep.Deep, Problems: problems,
-		Counts: verifyCounts{Packages: rep.Packages, Manifests: rep.Manifests, Blobs: rep.Blobs, Signatures: rep.Signatures}}
+		Counts: verifyCounts{Packages: rep.Packages, Manifests: rep.Manifests, Blobs: rep.Blobs, Signatures: rep.Signatures,
+			UniqueBlobs: rep.UniqueBlobs, HashedBlobs: rep.HashedBlobs, HashedBytes: rep.HashedBytes}}
 }
 
 // installJSON is `ferry install -o json`.

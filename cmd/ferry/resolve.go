@@ -34,7 +34,10 @@ OCI reference or a ferry.yaml; with none, ferry.yaml is read.`,
 				return err
 			}
 			defer env.Close()
+			g.startResolving() // "resolving · packages N read, M queued" on a terminal
+			defer g.stopProgress()
 			graph, err := env.Resolve(cmd.Context(), ms, nil, ferryUpdateNone)
+			g.stopProgress() // the graph prints after the last frame
 			if err != nil {
 				return err
 			}

@@ -103,6 +103,8 @@ type Row struct {
 	Rerun []Sample `json:"rerun,omitempty"`
 	// Verify are W4's `ferry verify` runs.
 	Verify []Sample `json:"verify,omitempty"`
+	// VerifyDeep are W4's `ferry verify --deep` runs.
+	VerifyDeep []Sample `json:"verifyDeep,omitempty"`
 	// DigestsOK is false when a copy left a tag at another digest.
 	DigestsOK bool `json:"digestsOK"`
 	// Packages is the closure size W2's resolve reported.
@@ -289,36 +291,48 @@ func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry, 
 	}
 	type cell struct {
 		row *Row
-		run func(t *target) (copyRun, rerun func() Exec, verify func() Exec)
+		// deep is `ferry verify --deep` (issue 14: bytes read against the
+		// unique bytes).
+		run func(t *target) (copyRun, rerun func() Exec, verify, deep func() Exec)
 	}
 	var cells []cell
 	for _, j := range []int{1, cfg.Parallel} {
 		row := &Row{Tool: "ferry mirror", Mode: fmt.Sprintf("-j %d", j), Jobs: j, Version: res.Ferry, DigestsOK: true,
 			Command: fmt.Sprintf("ferry mirror SRC/w1/app-00:v1 … SRC/w1/app-%02d:v1 --to DST/mirror -j %d -o json -q", spec.Repos-1, j)}
 		res.W1 = append(res.W1, row)
-		cells = append(cells, cell{row: row, run: func(t *target) (func() Exec, func() Exec, func() Exec) {
+		cells = append(cells, cell{row: row, run: func(t *target) (func() Exec, func() Exec, func() Exec, func() Exec) {
 			dir, _ := os.MkdirTemp(t.dir, "ferry-")
 			args := append([]string{cfg.Ferry, "mirror"}, roots...)
 			args = append(args, "--to", t.proxy.Addr+"/mirror", "-j", fmt.Sprint(j), "-o", "json", "-q")
 			cp := func() Exec { return Run(ctx, dir, nil, nil, args...) }
 			verify := func() Exec { return Run(ctx, dir, nil, nil, cfg.Ferry, "verify", "--lock", "ferry.lock", "-q") }
-			return cp, cp, verify
+			deep := func() Exec {
+				return Run(ctx, dir, nil, nil, cfg.Ferry, "verify", "--lock", "ferry.lock", "--deep", "-j", fmt.Sprint(j), "-q")
+			}
+			return cp, cp, verify, deep
 		}})
 	}
 	// The copy alone, from a lock made beforehand (untimed).
 	lockRow := &Row{Tool: "ferry mirror --lock", Mode: fmt.Sprintf("-j %d", cfg.Parallel), Jobs: cfg.Parallel, Version: res.Ferry, DigestsOK: true,
 		Command: fmt.Sprintf("ferry lock SRC/w1/app-00:v1 … (untimed); ferry mirror --lock ferry.lock --to DST/mirror -j %d -o json -q", cfg.Parallel)}
 	res.W1 = append(res.W1, lockRow)
-	cells = append(cells, cell{row: lockRow, run: func(t *target) (func() Exec, func() Exec, func() Exec) {
+	cells = append(cells, cell{row: lockRow, run: func(t *target) (func() Exec, func() Exec, func() Exec, func() Exec) {
 		dir, _ := os.MkdirTemp(t.dir, "ferry-")
 		if e := Run(ctx, dir, nil, nil, append(append([]string{cfg.Ferry, "lock"}, roots...), "-q")...); e.Err != nil {
-			return func() Exec { return e }, nil, nil
+			return func() Exec { return e }, nil, nil, nil
 		}
 		cp := func() Exec {
 			return Run(ctx, dir, nil, nil, cfg.Ferry, "mirror", "--lock", "ferry.lock", "--to", t.proxy.Addr+"/mirror", "-j", fmt.Sprint(cfg.Parallel), "-o", "json", "-q")
 		}
-		return cp, nil, nil
+		return cp, nil, nil, nil
 	}})
+	// Sharded: N `ferry mirror --shard I/N` processes at once (shard.go).
+	for _, n := range ShardCounts {
+		row, start := res.shardRow(ctx, roots, n)
+		cells = append(cells, cell{row: row, run: func(t *target) (func() Exec, func() Exec, func() Exec, func() Exec) {
+			return start(t.dir, t.proxy.Addr+"/mirror"), nil, nil, nil
+		}})
+	}
 	for _, p := range res.Peers {
 		for _, par := range []int{1, cfg.Parallel} {
 			mode := "sequential"
@@ -331,7 +345,7 @@ func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry, 
 			if p.Unavailable != "" {
 				continue
 			}
-			cells = append(cells, cell{row: row, run: func(t *target) (func() Exec, func() Exec, func() Exec) {
+			cells = append(cells, cell{row: row, run: func(t *target) (func() Exec, func() Exec, func() Exec, func() Exec) {
 				var lines strings.Builder
 				for i, r := range refs {
 					fmt.Fprintln(&lines, p.Line(roots[i], t.proxy.Addr+"/mirror/"+r.Repo+":"+r.Tag))
@@ -340,11 +354,11 @@ func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry, 
 				args := append([]string{"xargs", "-P", fmt.Sprint(par), "-L", "1", p.Path}, p.Args...)
 				if p.Prepare != nil {
 					if err := p.Prepare(ctx, sp.Addr, t.proxy.Addr); err != nil {
-						return func() Exec { return Exec{Err: err, Stderr: err.Error()} }, nil, nil
+						return func() Exec { return Exec{Err: err, Stderr: err.Error()} }, nil, nil, nil
 					}
 				}
 				cp := func() Exec { return Run(ctx, t.dir, p.Env, in, args...) }
-				return cp, cp, nil
+				return cp, cp, nil, nil
 			}})
 		}
 	}
@@ -359,7 +373,7 @@ func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry, 
 			if err != nil {
 				return err
 			}
-			cp, rerun, verify := cl.run(t)
+			cp, rerun, verify, deep := cl.run(t)
 			sp.Take()
 			e := cp()
 			st, sst := t.proxy.Take(), sp.Take()
@@ -393,6 +407,16 @@ func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry, 
 				} else {
 					row.Verify = append(row.Verify, Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, Stats: st})
 					cfg.logf("  W4 verify %.2fs, %d requests", e.Wall.Seconds(), st.Requests)
+				}
+			}
+			if deep != nil && row.Failed == "" {
+				e := deep()
+				st := t.proxy.Take()
+				if e.Err != nil {
+					row.Failed = fmt.Sprintf("verify --deep: %v: %s", e.Err, e.Stderr)
+				} else {
+					row.VerifyDeep = append(row.VerifyDeep, Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, Stats: st})
+					cfg.logf("  W4 verify --deep %.2fs, %d requests, read %s (unique %s)", e.Wall.Seconds(), st.Requests, Bytes(st.BytesDown), Bytes(res.W1Unique))
 				}
 			}
 			t.close()

@@ -192,6 +192,7 @@ func (res *Results) writeW1(b *strings.Builder) {
 	if len(lines) > 0 {
 		p("%s\n\n", strings.Join(lines, "\n"))
 	}
+	res.writeShards(b)
 
 	p("## W4 re-run\n\n")
 	p("The same command again onto the mirror it just filled (same registry, same run), then `ferry verify` of the lock ferry wrote.\n\n")
@@ -211,6 +212,14 @@ func (res *Results) writeW1(b *strings.Builder) {
 		}
 		m, _ := Median(r.Verify)
 		p("| `ferry verify --lock ferry.lock` | %s %s | %s | %d | %s |\n", r.Tool, r.Mode, secs(m.Wall), m.Stats.Requests, m.Stats.KindsString())
+	}
+	p("\n| verify --deep | after | time | requests | read | unique bytes | read ÷ unique |\n|---|---|---:|---:|---:|---:|---:|\n")
+	for _, r := range res.W1 {
+		if len(r.VerifyDeep) == 0 {
+			continue
+		}
+		m, _ := Median(r.VerifyDeep)
+		p("| `ferry verify --lock ferry.lock --deep -j %d` | %s %s | %s | %d | %s | %s | %s |\n", r.Jobs, r.Tool, r.Mode, secs(m.Wall), m.Stats.Requests, Bytes(m.Stats.BytesDown), Bytes(res.W1Unique), ratio(float64(m.Stats.BytesDown), float64(res.W1Unique)))
 	}
 	p("\nCommands (SRC is the source registry, DST the proxy in front of the fresh mirror):\n\n```sh\n")
 	for _, r := range res.W1 {
