@@ -23,8 +23,10 @@ fmt:
 tools:
 	bash scripts/tools.sh
 
+# The end-to-end tests mostly wait (on ferry processes, registries,
+# retries), so more of them run at once than there are cores.
 test: build vet fmt tools
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -timeout 30m -parallel 8 ./...
 	GO=$(GO) FUZZTIME=$(FUZZTIME_TEST) bash scripts/fuzz.sh
 	GO=$(GO) bash scripts/goinstall.sh
 

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"regexp"
@@ -41,11 +42,30 @@ var referrersPath = regexp.MustCompile(`^/v2/.+/referrers/[a-z0-9]+:[a-f0-9]+$`)
 // answers is exactly what a new GET would (content addressing); a
 // manifest deleted from the registry meanwhile is the one difference, and
 // a DELETE through this client forgets it.
+//
+// Tag lists are kept too, for the run: resolution lists a repository's
+// tags to choose a version, and the signature lookup lists them again to
+// find cosign's tags. A write through this client to a repository's
+// manifests (a push, a tag, a delete) forgets its tag lists, so the run
+// always sees its own writes; what another process writes meanwhile is
+// seen as a tag list read a moment earlier would have seen it. With a
+// repository's complete tag list at hand, a cosign or referrers-schema
+// tag (sha256-HEX[.sig|.att|.sbom]) that the list does not hold is
+// answered "not found" without asking.
 type readCache struct {
 	mu        sync.Mutex
 	manifests map[string]cachedManifest // by HOST+PATH
 	size      int64
-	referrers map[string]bool // by host: the referrers API answered (true) or is absent (false)
+	referrers map[string]bool       // by host: the referrers API answered (true) or is absent (false)
+	tagLists  map[string]cachedTags // by HOST+PATH?QUERY of the tag list
+}
+
+// cachedTags is one tag list page as the registry answered it.
+type cachedTags struct {
+	contentType, link string
+	data              []byte
+	// tags is the page's tags, for a complete list (no next page).
+	tags map[string]bool
 }
 
 // cachedManifest is one manifest as the registry answered it.
@@ -55,7 +75,7 @@ type cachedManifest struct {
 }
 
 func newReadCache() *readCache {
-	return &readCache{manifests: map[string]cachedManifest{}, referrers: map[string]bool{}}
+	return &readCache{manifests: map[string]cachedManifest{}, referrers: map[string]bool{}, tagLists: map[string]cachedTags{}}
 }
 
 // referrersCapability returns what host answered to a referrers query,
@@ -78,6 +98,18 @@ type cachingClient struct {
 func (c *cachingClient) Do(req *http.Request) (*http.Response, error) {
 	key := req.URL.Host + req.URL.Path
 	isManifest := manifestByDigest.MatchString(req.URL.Path)
+	read := req.Method == http.MethodGet || req.Method == http.MethodHead
+	if name, ok := repoOfManifests(req.URL.Path); ok && !read {
+		c.cache.forgetTags(req.URL.Host, name)
+	}
+	if req.Method == http.MethodGet && tagListPath.MatchString(req.URL.Path) {
+		return c.tagList(req)
+	}
+	if read && !isManifest && manifestByTag.MatchString(req.URL.Path) {
+		if resp := c.absentTag(req); resp != nil {
+			return resp, nil
+		}
+	}
 	switch {
 	case isManifest && (req.Method == http.MethodGet || req.Method == http.MethodHead):
 		c.cache.mu.Lock()
@@ -111,6 +143,125 @@ func (c *cachingClient) Do(req *http.Request) (*http.Response, error) {
 		c.noteReferrers(req.URL.Host, resp)
 	}
 	return resp, nil
+}
+
+// tagListPath matches a tag list's path: /v2/NAME/tags/list.
+var tagListPath = regexp.MustCompile(`^/v2/.+/tags/list$`)
+
+// repoOfManifests returns NAME of a path /v2/NAME/manifests/REFERENCE.
+func repoOfManifests(p string) (string, bool) {
+	i := strings.LastIndex(p, "/manifests/")
+	if !strings.HasPrefix(p, "/v2/") || i < len("/v2/") {
+		return "", false
+	}
+	return p[len("/v2/"):i], true
+}
+
+// tagListKey is where the tag lists of repository name on host are kept.
+func tagListKey(host, name, query string) string {
+	return host + "/v2/" + name + "/tags/list?" + query
+}
+
+// forgetTags forgets every tag list page of repository name on host.
+func (c *readCache) forgetTags(host, name string) {
+	prefix := tagListKey(host, name, "")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.tagLists {
+		if strings.HasPrefix(k, prefix) {
+			delete(c.tagLists, k)
+		}
+	}
+}
+
+// tagList answers a tag list page from the cache, or asks and keeps it.
+func (c *cachingClient) tagList(req *http.Request) (*http.Response, error) {
+	key := req.URL.Host + req.URL.Path + "?" + req.URL.RawQuery
+	c.cache.mu.Lock()
+	t, ok := c.cache.tagLists[key]
+	c.cache.mu.Unlock()
+	if ok {
+		h := http.Header{}
+		h.Set("Content-Type", t.contentType)
+		if t.link != "" {
+			h.Set("Link", t.link)
+		}
+		return &http.Response{
+			Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: h, Body: io.NopCloser(bytes.NewReader(t.data)), ContentLength: int64(len(t.data)), Request: req,
+		}, nil
+	}
+	resp, err := c.next.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK || resp.ContentLength > maxCachedManifest {
+		return resp, err
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxCachedManifest+1))
+	if err != nil || len(data) > maxCachedManifest {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(data), errReader{err}, resp.Body), resp.Body}
+		return resp, nil
+	}
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(data))
+	t = cachedTags{contentType: resp.Header.Get("Content-Type"), link: resp.Header.Get("Link"), data: data}
+	var page struct {
+		Tags []string `json:"tags"`
+	}
+	// A first page with no next page is the complete list.
+	if t.link == "" && !strings.Contains(req.URL.RawQuery, "last=") {
+		if json.Unmarshal(data, &page) == nil {
+			t.tags = map[string]bool{}
+			for _, tag := range page.Tags {
+				t.tags[tag] = true
+			}
+		}
+	}
+	c.cache.mu.Lock()
+	if c.cache.size+int64(len(data)) <= maxCacheBytes {
+		c.cache.tagLists[key] = t
+		c.cache.size += int64(len(data))
+	}
+	c.cache.mu.Unlock()
+	return resp, nil
+}
+
+// absentTag answers "not found" for a cosign or referrers-schema tag
+// (sha256-HEX, with or without .sig, .att or .sbom) that the run's
+// complete tag list of the repository does not hold; nil when it cannot
+// tell.
+func (c *cachingClient) absentTag(req *http.Request) *http.Response {
+	tag := lastSegment(req.URL.Path)
+	if !strings.HasPrefix(tag, "sha256-") {
+		return nil
+	}
+	name, ok := repoOfManifests(req.URL.Path)
+	if !ok {
+		return nil
+	}
+	prefix := tagListKey(req.URL.Host, name, "")
+	c.cache.mu.Lock()
+	defer c.cache.mu.Unlock()
+	for k, t := range c.cache.tagLists {
+		if t.tags == nil || !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		if t.tags[tag] {
+			return nil
+		}
+		body := []byte(`{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown","detail":"not in the repository's tag list"}]}`)
+		if req.Method == http.MethodHead {
+			body = nil
+		}
+		h := http.Header{}
+		h.Set("Content-Type", "application/json")
+		return &http.Response{
+			Status: "404 Not Found", StatusCode: http.StatusNotFound, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: h, Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: req,
+		}
+	}
+	return nil
 }
 
 // keep reads a manifest answer into the cache when it is small enough

@@ -123,6 +123,42 @@ func TestReadCache(t *testing.T) {
 			want: map[[2]string]int{{"GET", "/cache/a/manifests/v1"}: 1, {"GET", "/cache/a/manifests/sha256:"}: 0},
 		},
 		{
+			name: "a tag list is read once, and again after a push through the client",
+			read: func(t *testing.T, open func(string) registry.Repository) error {
+				r := open("a")
+				list := func() error {
+					return r.Tags(ctx, "", func([]string) error { return nil })
+				}
+				if err := list(); err != nil {
+					return err
+				}
+				if err := list(); err != nil {
+					return err
+				}
+				if err := r.Tag(ctx, d, "v2"); err != nil {
+					return err
+				}
+				return list()
+			},
+			want: map[[2]string]int{{"GET", "/cache/a/tags/list"}: 2},
+		},
+		{
+			name: "a cosign tag the tag list lacks is not asked; one it holds is",
+			read: func(t *testing.T, open func(string) registry.Repository) error {
+				r := open("a")
+				if err := r.Tags(ctx, "", func([]string) error { return nil }); err != nil {
+					return err
+				}
+				absent := "sha256-" + d.Digest.Encoded() + ".sig"
+				if _, err := r.Resolve(ctx, absent); err == nil || !strings.Contains(err.Error(), "not found") {
+					t.Errorf("Resolve(%s): %v, want not found", absent, err)
+				}
+				_, err := r.Resolve(ctx, "v1")
+				return err
+			},
+			want: map[[2]string]int{{"GET", "/cache/a/tags/list"}: 1, {"HEAD", "/manifests/sha256-"}: 0, {"GET", "/manifests/sha256-"}: 0, {"HEAD", "/cache/a/manifests/v1"}: 1},
+		},
+		{
 			name:    "bytes that do not hash to the digest are never kept",
 			corrupt: true,
 			read: func(t *testing.T, open func(string) registry.Repository) error {

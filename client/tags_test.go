@@ -60,7 +60,9 @@ func TestListTags(t *testing.T) {
 				client.MaxTagPages = tt.maxPages
 			}
 			reg.Reset()
-			repo := registrytest.Repository(t, c, reg.Host+"/t/app")
+			// A client of its own: a client keeps the tag lists it
+			// read (readcache.go), and each case changes the answers.
+			repo := registrytest.Repository(t, registrytest.Client(t), reg.Host+"/t/app")
 			repo.TagListPageSize = tt.pageSize
 			got, err := client.ListTags(ctx, repo)
 			if tt.loop {

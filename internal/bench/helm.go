@@ -16,6 +16,9 @@ import (
 	"helm.sh/helm/v4/pkg/registry"
 
 	"github.com/ferryhq/ferry/client"
+	// The formats register the lock attributes they record
+	// (chartDigest), which lock.Read checks.
+	_ "github.com/ferryhq/ferry/formats"
 	"github.com/ferryhq/ferry/internal/charttest"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/resolve"
