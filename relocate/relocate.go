@@ -142,34 +142,10 @@ func Mirror(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 		return nil, err
 	}
 	led := newLedger(opts.Concurrency)
-	results := make([]PackageResult, len(pkgs))
-	errs := make([]error, len(pkgs))
 	rep := progress.Or(opts.Reporter)
 	rep.AddPackages(len(pkgs))
-	// No package's failure cancels another's copy: every failure is
-	// reported at the end.
-	var g errgroup.Group
-	g.SetLimit(opts.Concurrency)
-	for i, p := range pkgs {
-		g.Go(func() error {
-			rep.PackageStarted(p.Source)
-			res, err := retryPackage(ctx, opts.Retry, "mirroring "+p.Source, func() (*PackageResult, error) {
-				return copyPackage(ctx, p, opts, led)
-			})
-			rep.PackageDone(p.Source, err)
-			if err != nil {
-				errs[i] = fmt.Errorf("mirroring %s: %w", p.Source, err)
-				return nil
-			}
-			results[i] = *res
-			if opts.Progress != nil {
-				opts.Progress(*res)
-			}
-			return nil
-		})
-	}
-	_ = g.Wait()
-	if err := errors.Join(errs...); err != nil {
+	results, err := copyPackages(ctx, pkgs, opts, led, rep, nil)
+	if err != nil {
 		return nil, err
 	}
 	for _, p := range pkgs {
@@ -643,6 +619,45 @@ func ensureTag(ctx context.Context, dst oras.Target, desc ocispec.Descriptor, ta
 		return nil
 	}
 	return dst.Tag(ctx, desc, tag)
+}
+
+// copyPackages copies pkgs into opts.To concurrently, within
+// opts.Concurrency, each retried as a whole (retryPackage) once before(i)
+// (nil: nothing) has succeeded for it, and reports each to rep and
+// opts.Progress. No package's failure cancels another's copy: every
+// failure is returned, joined. The results are in pkgs' order.
+func copyPackages(ctx context.Context, pkgs []*lock.Package, opts Options, led *ledger, rep progress.Reporter, before func(i int) error) ([]PackageResult, error) {
+	results := make([]PackageResult, len(pkgs))
+	errs := make([]error, len(pkgs))
+	var g errgroup.Group
+	g.SetLimit(opts.Concurrency)
+	for i, p := range pkgs {
+		g.Go(func() error {
+			rep.PackageStarted(p.Source)
+			var err error
+			if before != nil {
+				err = before(i)
+			}
+			var res *PackageResult
+			if err == nil {
+				res, err = retryPackage(ctx, opts.Retry, "mirroring "+p.Source, func() (*PackageResult, error) {
+					return copyPackage(ctx, p, opts, led)
+				})
+			}
+			rep.PackageDone(p.Source, err)
+			if err != nil {
+				errs[i] = fmt.Errorf("mirroring %s: %w", p.Source, err)
+				return nil
+			}
+			results[i] = *res
+			if opts.Progress != nil {
+				opts.Progress(*res)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return results, errors.Join(errs...)
 }
 
 // Attached returns what src holds attached to every manifest of the graph

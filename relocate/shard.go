@@ -2,7 +2,6 @@ package relocate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -200,39 +199,16 @@ func MirrorShard(ctx context.Context, l *lock.Lock, opts Options, so ShardOption
 		byDigest[b.desc.Digest] = b
 	}
 	var waited atomic.Int64
-	results := make([]PackageResult, len(mine))
-	errs := make([]error, len(mine))
-	var g errgroup.Group
-	g.SetLimit(opts.Concurrency)
-	for i, p := range mine {
-		g.Go(func() error {
-			rep.PackageStarted(p.Source)
-			var need []*shardBlob
-			for _, d := range mineBlobs[i] {
-				need = append(need, byDigest[d.Digest])
-			}
-			n, err := waitBlobs(ctx, p.Source, need, opts, so, present)
-			waited.Add(int64(n))
-			var res *PackageResult
-			if err == nil {
-				res, err = retryPackage(ctx, opts.Retry, "mirroring "+p.Source, func() (*PackageResult, error) {
-					return copyPackage(ctx, p, opts, led)
-				})
-			}
-			rep.PackageDone(p.Source, err)
-			if err != nil {
-				errs[i] = fmt.Errorf("mirroring %s: %w", p.Source, err)
-				return nil
-			}
-			results[i] = *res
-			if opts.Progress != nil {
-				opts.Progress(*res)
-			}
-			return nil
-		})
-	}
-	_ = g.Wait()
-	if err := errors.Join(errs...); err != nil {
+	results, err := copyPackages(ctx, mine, opts, led, rep, func(i int) error {
+		var need []*shardBlob
+		for _, d := range mineBlobs[i] {
+			need = append(need, byDigest[d.Digest])
+		}
+		n, err := waitBlobs(ctx, mine[i].Source, need, opts, so, present)
+		waited.Add(int64(n))
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	sr.Copied = len(mine)
