@@ -99,8 +99,12 @@ func (c *cachingClient) Do(req *http.Request) (*http.Response, error) {
 	key := req.URL.Host + req.URL.Path
 	isManifest := manifestByDigest.MatchString(req.URL.Path)
 	read := req.Method == http.MethodGet || req.Method == http.MethodHead
+	var pushed []byte // a manifest this request pushes, to keep once accepted
 	if name, ok := repoOfManifests(req.URL.Path); ok && !read {
 		c.cache.forgetTags(req.URL.Host, name)
+		if req.Method == http.MethodPut {
+			pushed = bodyOf(req)
+		}
 	}
 	if req.Method == http.MethodGet && tagListPath.MatchString(req.URL.Path) {
 		return c.tagList(req)
@@ -131,6 +135,12 @@ func (c *cachingClient) Do(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	switch {
+	case pushed != nil && resp.StatusCode == http.StatusCreated:
+		// What the run pushed is what a read would return: a later
+		// check or read of it (the tag step's fetch, an existence
+		// check) is answered here.
+		c.cache.put(req.URL.Host+req.URL.Path[:strings.LastIndex(req.URL.Path, "/")+1]+digest.FromBytes(pushed).String(),
+			cachedManifest{mediaType: req.Header.Get("Content-Type"), data: pushed})
 	case isManifest && req.Method == http.MethodGet && resp.StatusCode == http.StatusOK:
 		return c.keep(req, resp, digest.Digest(lastSegment(req.URL.Path))), nil
 	case req.Method == http.MethodGet && resp.StatusCode == http.StatusOK && manifestByTag.MatchString(req.URL.Path):
@@ -295,13 +305,36 @@ func (c *cachingClient) keep(req *http.Request, resp *http.Response, want digest
 	}
 	path := req.URL.Path
 	key := req.URL.Host + path[:strings.LastIndex(path, "/")+1] + want.String()
-	c.cache.mu.Lock()
-	defer c.cache.mu.Unlock()
-	if _, ok := c.cache.manifests[key]; !ok && c.cache.size+int64(len(data)) <= maxCacheBytes {
-		c.cache.manifests[key] = cachedManifest{mediaType: resp.Header.Get("Content-Type"), data: data}
-		c.cache.size += int64(len(data))
-	}
+	c.cache.put(key, cachedManifest{mediaType: resp.Header.Get("Content-Type"), data: data})
 	return resp
+}
+
+// put keeps m under key, unless the cache is full or has it already.
+func (c *readCache) put(key string, m cachedManifest) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.manifests[key]; !ok && c.size+int64(len(m.data)) <= maxCacheBytes {
+		c.manifests[key] = m
+		c.size += int64(len(m.data))
+	}
+}
+
+// bodyOf returns a small request's body, leaving the request able to send
+// it (and send it again on a retry); nil when it has none or it is too
+// large to keep.
+func bodyOf(req *http.Request) []byte {
+	if req.Body == nil || req.ContentLength <= 0 || req.ContentLength > maxCachedManifest {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(req.Body, req.ContentLength+1))
+	_ = req.Body.Close()
+	req.Body = io.NopCloser(bytes.NewReader(data))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+	if err != nil || int64(len(data)) != req.ContentLength {
+		// Sent as read: the server reports the short body.
+		return nil
+	}
+	return data
 }
 
 // noteReferrers records what host's answer to a referrers query says of

@@ -10,6 +10,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/registry"
+	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/ferryhq/ferry/internal/registrytest"
 )
@@ -157,6 +158,22 @@ func TestReadCache(t *testing.T) {
 				return err
 			},
 			want: map[[2]string]int{{"GET", "/cache/a/tags/list"}: 1, {"HEAD", "/manifests/sha256-"}: 0, {"GET", "/manifests/sha256-"}: 0, {"HEAD", "/cache/a/manifests/v1"}: 1},
+		},
+		{
+			name: "a manifest pushed through the client is not read back",
+			read: func(t *testing.T, open func(string) registry.Repository) error {
+				r := open("a")
+				m := pushManifest(t, r.(*remote.Repository), []byte("pushed in this run"))
+				if ok, err := r.Exists(ctx, m); err != nil || !ok {
+					t.Errorf("Exists: %v %v", ok, err)
+				}
+				if err := r.Tag(ctx, m, "pushed"); err != nil {
+					return err
+				}
+				_, err := content.FetchAll(ctx, r, m)
+				return err
+			},
+			want: map[[2]string]int{{"PUT", "/cache/a/manifests/"}: 2, {"GET", "/cache/a/manifests/sha256:"}: 0, {"HEAD", "/cache/a/manifests/sha256:"}: 0},
 		},
 		{
 			name:    "bytes that do not hash to the digest are never kept",
