@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/opencontainers/go-digest"
@@ -28,50 +27,6 @@ import (
 
 // sharedRepos is how many repositories the shared-blob fixture fills.
 const sharedRepos = 4
-
-// blobBytes counts, per digest, the blob GETs a registry answered and the
-// bytes of their bodies: measured on the wire, not taken from the report.
-type blobBytes struct {
-	mu    sync.Mutex
-	gets  map[digest.Digest]int
-	bytes int64
-}
-
-func (b *blobBytes) reset() {
-	b.mu.Lock()
-	b.gets, b.bytes = map[digest.Digest]int{}, 0
-	b.mu.Unlock()
-}
-
-func (b *blobBytes) wrap(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, d, isBlob := strings.Cut(r.URL.Path, "/blobs/")
-		if r.Method != http.MethodGet || !isBlob || strings.HasPrefix(d, "uploads/") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		cw := &countWriter{ResponseWriter: w}
-		next.ServeHTTP(cw, r)
-		b.mu.Lock()
-		b.gets[digest.Digest(d)]++
-		b.bytes += cw.n
-		b.mu.Unlock()
-	})
-}
-
-type countWriter struct {
-	http.ResponseWriter
-	n int64
-}
-
-func (w *countWriter) Write(p []byte) (int, error) {
-	n, err := w.ResponseWriter.Write(p)
-	w.n += int64(n)
-	return n, err
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *countWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // pseudo returns size bytes of SHA-256 in counter mode over seed.
 func pseudo(seed string, size int) []byte {
@@ -154,8 +109,8 @@ func sharedFixture(t *testing.T, c *client.Client, src string) (*lock.Lock, map[
 func TestVerifyDeepHashesEachDigestOnce(t *testing.T) {
 	ctx := context.Background()
 	src := registrytest.New(t)
-	var wire blobBytes
-	mirror := registrytest.New(t, registrytest.WithWrap(wire.wrap))
+	var wire registrytest.BlobReads
+	mirror := registrytest.New(t, registrytest.WithWrap(wire.Wrap))
 	c := registrytest.Client(t)
 	l, blobs := sharedFixture(t, c, src.Host)
 	to, err := relocate.ParseMapping(mirror.Host + "/m")
@@ -248,7 +203,7 @@ func TestVerifyDeepHashesEachDigestOnce(t *testing.T) {
 			if tc.tamper != nil {
 				tc.tamper(t)
 			}
-			wire.reset()
+			wire.Reset()
 			mirror.Reset()
 			rep, err := verify.Verify(ctx, l, verify.Options{Registry: c, Deep: true, Concurrency: tc.jobs})
 			if err != nil {
@@ -261,23 +216,22 @@ func TestVerifyDeepHashesEachDigestOnce(t *testing.T) {
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
-			wire.mu.Lock()
-			defer wire.mu.Unlock()
+			gets, read := wire.Counts()
 			for d := range blobs {
 				want := tc.gets
 				if d == shared {
 					want = tc.sharedGets
 				}
-				if wire.gets[d] != want {
-					t.Errorf("blob %s (%d bytes) was read %d times, want %d", d, blobs[d], wire.gets[d], want)
+				if gets[d] != want {
+					t.Errorf("blob %s (%d bytes) was read %d times, want %d", d, blobs[d], gets[d], want)
 				}
 			}
-			if len(wire.gets) != len(blobs) {
-				t.Errorf("%d distinct blobs read, the graph has %d", len(wire.gets), len(blobs))
+			if len(gets) != len(blobs) {
+				t.Errorf("%d distinct blobs read, the graph has %d", len(gets), len(blobs))
 			}
 			wantBytes := unique + int64(tc.sharedGets-1)*blobs[shared]
-			if wire.bytes != wantBytes || rep.HashedBytes != wantBytes {
-				t.Errorf("read %d bytes (report: %d), want %d (unique bytes %d)", wire.bytes, rep.HashedBytes, wantBytes, unique)
+			if read != wantBytes || rep.HashedBytes != wantBytes {
+				t.Errorf("read %d bytes (report: %d), want %d (unique bytes %d)", read, rep.HashedBytes, wantBytes, unique)
 			}
 			if rep.UniqueBlobs != len(blobs) || rep.HashedBlobs != len(blobs)+tc.sharedGets-1 {
 				t.Errorf("report: %d unique blobs, %d read; want %d, %d", rep.UniqueBlobs, rep.HashedBlobs, len(blobs), len(blobs)+tc.sharedGets-1)

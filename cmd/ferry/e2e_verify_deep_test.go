@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/opencontainers/go-digest"
@@ -16,52 +14,6 @@ import (
 	"github.com/ferryhq/ferry/internal/registrytest"
 )
 
-// deepWire counts, per digest, the blob GETs a registry answered and their
-// body bytes.
-type deepWire struct {
-	mu    sync.Mutex
-	gets  map[digest.Digest]int
-	bytes int64
-}
-
-func (d *deepWire) reset() {
-	d.mu.Lock()
-	d.gets, d.bytes = map[digest.Digest]int{}, 0
-	d.mu.Unlock()
-}
-
-func (d *deepWire) wrap(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, dg, isBlob := strings.Cut(r.URL.Path, "/blobs/")
-		if r.Method != http.MethodGet || !isBlob || strings.HasPrefix(dg, "uploads/") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		cw := &deepCountWriter{ResponseWriter: w}
-		next.ServeHTTP(cw, r)
-		d.mu.Lock()
-		if d.gets != nil {
-			d.gets[digest.Digest(dg)]++
-			d.bytes += cw.n
-		}
-		d.mu.Unlock()
-	})
-}
-
-type deepCountWriter struct {
-	http.ResponseWriter
-	n int64
-}
-
-func (w *deepCountWriter) Write(p []byte) (int, error) {
-	n, err := w.ResponseWriter.Write(p)
-	w.n += int64(n)
-	return n, err
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *deepCountWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
 // TestE2EVerifyDeepOncePerDigest: `ferry verify --deep` reads each blob
 // once however many mirror repositories hold it (the bytes read are the
 // unique bytes, as the summary says), and still proves that each
@@ -69,9 +21,9 @@ func (w *deepCountWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter
 // from one repository is reported missing there (exit 3).
 func TestE2EVerifyDeepOncePerDigest(t *testing.T) {
 	t.Parallel()
-	var wire deepWire
+	var wire registrytest.BlobReads
 	src := registrytest.New(t)
-	mirror := registrytest.New(t, registrytest.WithWrap(wire.wrap))
+	mirror := registrytest.New(t, registrytest.WithWrap(wire.Wrap))
 	c := e2eClient(t)
 	// One bundle pushed to three repositories: the same seed, so every
 	// blob (invocation and component images) is in each of them.
@@ -107,11 +59,9 @@ func TestE2EVerifyDeepOncePerDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	wire.reset()
+	wire.Reset()
 	r := env.Expect(0, []string{"verify", "--deep", "-j", "4"}, "re-hashed")
-	wire.mu.Lock()
-	gets, read := wire.gets, wire.bytes
-	wire.mu.Unlock()
+	gets, read := wire.Counts()
 	var unique int64
 	var shared digest.Digest
 	for d, n := range gets {
@@ -143,11 +93,10 @@ func TestE2EVerifyDeepOncePerDigest(t *testing.T) {
 	if err := os.RemoveAll(link); err != nil {
 		t.Fatal(err)
 	}
-	wire.reset()
+	wire.Reset()
 	env.Expect(3, []string{"verify", "--deep", "-j", "4"}, "missing: "+mirror.Host+"/"+repo+"@"+shared.String())
-	wire.mu.Lock()
-	defer wire.mu.Unlock()
-	for d, n := range wire.gets {
+	after, _ := wire.Counts()
+	for d, n := range after {
 		if n != 1 {
 			t.Errorf("after the unlink, blob %s read %d times", d, n)
 		}

@@ -10,13 +10,11 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ferryhq/ferry/internal/clitest"
 	"github.com/ferryhq/ferry/internal/fixture"
@@ -164,46 +162,6 @@ func kudoE2ECheckDigests(t *testing.T, l *lock.Lock, repo *kudoE2ERepo, repoURL 
 	}
 }
 
-// kudoE2EServe runs `ferry serve` on the registry storage root, as the
-// other serve tests do (--addr-file), and returns its address; it is
-// interrupted when the test ends.
-func kudoE2EServe(t *testing.T, root string) string {
-	t.Helper()
-	addrFile := filepath.Join(t.TempDir(), "addr")
-	cmd := exec.Command(clitest.Binary(t), "serve", "--root", root, "--addr", "127.0.0.1:0", "--addr-file", addrFile)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	deadline := time.After(30 * time.Second)
-	for {
-		if b, err := os.ReadFile(addrFile); err == nil && len(b) > 0 {
-			return strings.TrimSpace(string(b))
-		}
-		select {
-		case <-done:
-			t.Fatalf("ferry serve exited: %s", stderr.String())
-		case <-deadline:
-			_ = cmd.Process.Kill()
-			<-done // stderr is read once the process is gone
-			t.Fatalf("ferry serve did not start: %s", stderr.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
 // kudoE2ESum is b's sha256 in hex, as KUDO's index.yaml writes it.
 func kudoE2ESum(b []byte) string {
 	s := sha256.Sum256(b)
@@ -336,7 +294,7 @@ func TestE2EKudoClosure(t *testing.T) {
 	// fresh lock resolves the same operators from it, the images from
 	// the registry it serves too (the sources are still stopped).
 	mirror.Stop()
-	addr := kudoE2EServe(t, mirror.Root)
+	addr, _ := clitest.Serve(t, mirror.Root)
 	served := "http://" + addr + "/kudo"
 	resp, err := http.Get(served + "/index.yaml")
 	if err != nil {

@@ -10,14 +10,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/Masterminds/semver/v3"
 	"oras.land/oras-go/v2"
@@ -269,7 +267,7 @@ platforms: [darwin/arm64, `+host+`]
 	// Serve Porter's mirror protocol from the mirror's storage, under any
 	// prefix, through the real binary.
 	mirror.Stop()
-	addr := mxServe(t, mirror.Root)
+	addr, _ := clitest.Serve(t, mirror.Root)
 	for _, tt := range []struct {
 		name, version string
 		entry         mixin.Locked
@@ -288,38 +286,6 @@ platforms: [darwin/arm64, `+host+`]
 			}
 		})
 	}
-}
-
-// mxServe runs `ferry serve` on root and returns its address.
-func mxServe(t *testing.T, root string) string {
-	t.Helper()
-	addrFile := filepath.Join(t.TempDir(), "addr")
-	cmd := exec.Command(clitest.Binary(t), "serve", "--root", root, "--addr", "127.0.0.1:0", "--addr-file", addrFile)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(addrFile); err == nil && len(b) > 0 {
-			return strings.TrimSpace(string(b))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("ferry serve did not start: %s", stderr.String())
-	return ""
 }
 
 // mxPorterMixinsInstall does what `porter mixins install NAME --version

@@ -4,12 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ferryhq/ferry/internal/clitest"
 	"github.com/ferryhq/ferry/internal/registrytest"
@@ -114,7 +110,7 @@ platforms: [linux/amd64]
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			addr, stderr := slServe(t, mirror.Root, tt.args...)
+			addr, stderr := clitest.Serve(t, mirror.Root, tt.args...)
 			base := "http://" + addr
 			feed, err := mixin.LoadFeed(ctx, http.DefaultClient, base+"/mixins/atom.xml", nil)
 			if err != nil {
@@ -162,8 +158,8 @@ platforms: [linux/amd64]
 				t.Errorf("/v2/ tags/list: %d", resp.StatusCode)
 			}
 			for _, w := range tt.logs {
-				if !strings.Contains(stderr.String(), w) {
-					t.Errorf("serve logged no %q:\n%s", w, stderr.String())
+				if !strings.Contains(stderr(), w) {
+					t.Errorf("serve logged no %q:\n%s", w, stderr())
 				}
 			}
 		})
@@ -173,41 +169,4 @@ platforms: [linux/amd64]
 		env := clitest.New(t)
 		env.Expect(2, []string{"serve", "--root", env.Path("reg"), "--lock", env.Path("nope.lock")}, "nope.lock")
 	})
-}
-
-// slServe runs `ferry serve` on root with args and returns its address
-// and its stderr.
-func slServe(t *testing.T, root string, args ...string) (string, *syncBuffer) {
-	t.Helper()
-	addrFile := filepath.Join(t.TempDir(), "addr")
-	cmd := exec.Command(clitest.Binary(t), append([]string{"serve", "--root", root, "--addr", "127.0.0.1:0", "--addr-file", addrFile}, args...)...)
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	deadline := time.After(30 * time.Second)
-	for {
-		if b, err := os.ReadFile(addrFile); err == nil && len(b) > 0 {
-			return strings.TrimSpace(string(b)), stderr
-		}
-		select {
-		case <-done:
-			t.Fatalf("ferry serve exited: %s", stderr.String())
-		case <-deadline:
-			t.Fatalf("ferry serve did not start: %s", stderr.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }

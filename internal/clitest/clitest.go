@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 var (
@@ -199,3 +200,59 @@ func Main(m *testing.M, main func()) {
 	}
 	os.Exit(code)
 }
+
+// Serve starts `ferry serve --root root --addr 127.0.0.1:0` with args,
+// waits until it has written its address (--addr-file), and stops it when
+// the test ends (an interrupt, then a kill after 10 s). It returns the
+// address and a function returning what the server has written to stderr
+// so far. A server that exits or does not start within 30 s fails the
+// test.
+func Serve(t *testing.T, root string, args ...string) (addr string, stderr func() string) {
+	t.Helper()
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	cmd := exec.Command(Binary(t), append([]string{"serve", "--root", root, "--addr", "127.0.0.1:0", "--addr-file", addrFile}, args...)...)
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	cmd.Stderr = writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.Write(p)
+	})
+	stderr = func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.String()
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	deadline := time.After(30 * time.Second)
+	for {
+		if b, err := os.ReadFile(addrFile); err == nil && len(b) > 0 {
+			return strings.TrimSpace(string(b)), stderr
+		}
+		select {
+		case <-done:
+			t.Fatalf("ferry serve exited: %s", stderr())
+		case <-deadline:
+			t.Fatalf("ferry serve did not start: %s", stderr())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// writerFunc is an io.Writer calling itself.
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
