@@ -58,6 +58,10 @@ type readCache struct {
 	size      int64
 	referrers map[string]bool       // by host: the referrers API answered (true) or is absent (false)
 	tagLists  map[string]cachedTags // by HOST+PATH?QUERY of the tag list
+	// probing holds, per host, the lock that the first referrers
+	// queries take while the capability is unknown: one probes, the
+	// others wait for its answer.
+	probing map[string]*sync.Mutex
 }
 
 // cachedTags is one tag list page as the registry answered it.
@@ -75,7 +79,7 @@ type cachedManifest struct {
 }
 
 func newReadCache() *readCache {
-	return &readCache{manifests: map[string]cachedManifest{}, referrers: map[string]bool{}, tagLists: map[string]cachedTags{}}
+	return &readCache{manifests: map[string]cachedManifest{}, referrers: map[string]bool{}, tagLists: map[string]cachedTags{}, probing: map[string]*sync.Mutex{}}
 }
 
 // referrersCapability returns what host answered to a referrers query,
@@ -85,6 +89,46 @@ func (c *readCache) referrersCapability(host string) (supported, known bool) {
 	defer c.mu.Unlock()
 	supported, known = c.referrers[host]
 	return supported, known
+}
+
+// probeLock returns the lock of host's first referrers queries.
+func (c *readCache) probeLock(host string) *sync.Mutex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.probing[host]
+	if m == nil {
+		m = &sync.Mutex{}
+		c.probing[host] = m
+	}
+	return m
+}
+
+// referrers answers a referrers query: while the host's capability is
+// unknown, one query at a time goes out (the first answer settles it);
+// once the host is known to lack the API, the query is answered 404, as
+// the host would answer it, without asking (oras-go then reads the
+// referrers tag schema, registry/remote/repository.go Referrers).
+func (c *cachingClient) referrers(req *http.Request) (*http.Response, error) {
+	host := req.URL.Host
+	if _, known := c.cache.referrersCapability(host); !known {
+		m := c.cache.probeLock(host)
+		m.Lock()
+		defer m.Unlock()
+	}
+	if supported, known := c.cache.referrersCapability(host); known && !supported {
+		body := []byte(`{"errors":[{"code":"UNSUPPORTED","message":"the referrers API is not supported","detail":"answered from this run's first probe of the registry"}]}`)
+		h := http.Header{}
+		h.Set("Content-Type", "application/json")
+		return &http.Response{
+			Status: "404 Not Found", StatusCode: http.StatusNotFound, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: h, Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: req,
+		}, nil
+	}
+	resp, err := c.next.Do(req)
+	if err == nil {
+		c.noteReferrers(host, resp)
+	}
+	return resp, err
 }
 
 // cachingClient is a remote.Client that answers from, and fills, a
@@ -108,6 +152,9 @@ func (c *cachingClient) Do(req *http.Request) (*http.Response, error) {
 	}
 	if req.Method == http.MethodGet && tagListPath.MatchString(req.URL.Path) {
 		return c.tagList(req)
+	}
+	if req.Method == http.MethodGet && referrersPath.MatchString(req.URL.Path) {
+		return c.referrers(req)
 	}
 	if read && !isManifest && manifestByTag.MatchString(req.URL.Path) {
 		if resp := c.absentTag(req); resp != nil {
@@ -149,8 +196,6 @@ func (c *cachingClient) Do(req *http.Request) (*http.Response, error) {
 		// lookup digests) is then answered here. The tag itself is
 		// asked again every time: it may move.
 		return c.keep(req, resp, ""), nil
-	case req.Method == http.MethodGet && referrersPath.MatchString(req.URL.Path):
-		c.noteReferrers(req.URL.Host, resp)
 	}
 	return resp, nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote"
@@ -34,19 +35,15 @@ func TestReadCache(t *testing.T) {
 		})
 	}))
 	pusher := registrytest.Client(t)
-	var descs []ocispec.Descriptor
-	for _, name := range []string{"a", "b"} {
-		repo := registrytest.Repository(t, pusher, reg.Host+"/cache/"+name)
-		d := pushManifest(t, repo, []byte("same content"))
-		if err := repo.Tag(ctx, d, "v1"); err != nil {
-			t.Fatal(err)
-		}
-		descs = append(descs, d)
+	// One manifest in two repositories: pushed to a, copied to b.
+	repoA := registrytest.Repository(t, pusher, reg.Host+"/cache/a")
+	d := pushManifest(t, repoA, []byte("same content"))
+	if err := repoA.Tag(ctx, d, "v1"); err != nil {
+		t.Fatal(err)
 	}
-	if descs[0].Digest != descs[1].Digest {
-		t.Fatal("the two repositories should hold one manifest")
+	if _, err := oras.Copy(ctx, repoA, "v1", registrytest.Repository(t, pusher, reg.Host+"/cache/b"), "v1", oras.DefaultCopyOptions); err != nil {
+		t.Fatal(err)
 	}
-	d := descs[0]
 	count := func(method, substr string) int {
 		n := 0
 		for _, r := range reg.Requests() {
@@ -194,6 +191,25 @@ func TestReadCache(t *testing.T) {
 			read: func(t *testing.T, open func(string) registry.Repository) error {
 				for _, n := range []string{"a", "b", "a"} {
 					if err := open(n).(registry.ReferrerLister).Referrers(ctx, d, "", func([]ocispec.Descriptor) error { return nil }); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			want: map[[2]string]int{{"GET", "/referrers/"}: 1},
+		},
+		{
+			name: "one referrers probe per registry, asked at once",
+			read: func(t *testing.T, open func(string) registry.Repository) error {
+				errs := make(chan error, 8)
+				for i := range 8 {
+					r := open([]string{"a", "b"}[i%2])
+					go func() {
+						errs <- r.(registry.ReferrerLister).Referrers(ctx, d, "", func([]ocispec.Descriptor) error { return nil })
+					}()
+				}
+				for range 8 {
+					if err := <-errs; err != nil {
 						return err
 					}
 				}
