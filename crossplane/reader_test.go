@@ -25,6 +25,14 @@ import (
 	"github.com/ferryhq/ferry/internal/registrytest"
 )
 
+// readRepo opens repo again through a client of its own, for a Read
+// whose requests a test counts or breaks: a client answers what it pushed
+// or read itself from its run's cache (client/readcache.go).
+func readRepo(t *testing.T, repo *remote.Repository) *remote.Repository {
+	t.Helper()
+	return registrytest.Repository(t, registrytest.Client(t), repo.Reference.Registry+"/"+repo.Reference.Repository)
+}
+
 func newRepo(t *testing.T, reg *registrytest.Registry, name string) *remote.Repository {
 	t.Helper()
 	return registrytest.Repository(t, registrytest.Client(t), reg.Host+"/"+name)
@@ -181,7 +189,7 @@ func TestReaderRegistry(t *testing.T) {
 			}
 
 			reg.Reset()
-			md, err := r.Read(ctx, repo, desc, manifest)
+			md, err := r.Read(ctx, readRepo(t, repo), desc, manifest)
 			reqs := reg.Requests()
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
@@ -354,7 +362,7 @@ func TestReadLayers(t *testing.T) {
 				t.Fatal(err)
 			}
 			reg.Reset()
-			md, err := crossplane.Reader{}.Read(ctx, repo, desc, m)
+			md, err := crossplane.Reader{}.Read(ctx, readRepo(t, repo), desc, m)
 			if n := len(reg.Requests()); n != tt.wantReqs {
 				t.Errorf("%d requests, want %d", n, tt.wantReqs)
 			}

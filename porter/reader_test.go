@@ -23,6 +23,14 @@ import (
 	"github.com/ferryhq/ferry/porter"
 )
 
+// readRepo opens repo again through a client of its own, for a Read
+// whose requests a test counts or breaks: a client answers what it pushed
+// or read itself from its run's cache (client/readcache.go).
+func readRepo(t *testing.T, repo *remote.Repository) *remote.Repository {
+	t.Helper()
+	return registrytest.Repository(t, registrytest.Client(t), repo.Reference.Registry+"/"+repo.Reference.Repository)
+}
+
 func testRepo(t *testing.T, reg *registrytest.Registry, path string) *remote.Repository {
 	t.Helper()
 	c := registrytest.Client(t)
@@ -81,7 +89,7 @@ func TestReaderRead(t *testing.T) {
 		t.Fatal("Match = false for a cnab-to-oci index")
 	}
 	reg.Reset()
-	md, err := r.Read(ctx, repo, desc, raw)
+	md, err := r.Read(ctx, readRepo(t, repo), desc, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +216,7 @@ func TestReaderFallbacksAndErrors(t *testing.T) {
 			if !r.Match(desc, raw) {
 				t.Fatal("Match = false")
 			}
-			md, err := r.Read(ctx, repo, desc, raw)
+			md, err := r.Read(ctx, readRepo(t, repo), desc, raw)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
@@ -260,7 +268,7 @@ func TestReaderFetchErrors(t *testing.T) {
 	}
 	lost := ix.Manifests[0].Digest.String()
 	lose.Store(lost)
-	_, err := porter.Reader{}.Read(ctx, repo, desc, raw)
+	_, err := porter.Reader{}.Read(ctx, readRepo(t, repo), desc, raw)
 	if err == nil || !strings.Contains(err.Error(), "fetching config manifest "+lost) {
 		t.Errorf("err = %v, want it to name the config manifest", err)
 	}
@@ -322,7 +330,7 @@ func TestReaderSizeCaps(t *testing.T) {
 			old := *tt.cap
 			*tt.cap = 16
 			defer func() { *tt.cap = old }()
-			_, err := porter.Reader{}.Read(ctx, repo, desc, raw)
+			_, err := porter.Reader{}.Read(ctx, readRepo(t, repo), desc, raw)
 			if err == nil || !strings.Contains(err.Error(), tt.wantPart) || !strings.Contains(err.Error(), "over the 16-byte limit") {
 				t.Fatalf("err = %v", err)
 			}
