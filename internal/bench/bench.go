@@ -507,19 +507,19 @@ func (res *Results) runW2(ctx context.Context, c *client.Client) error {
 		return err
 	}
 	defer reg.Close()
-	cfg.logf("W2: generating %d bundles in %d levels %v, %d tags each", spec.Packages, spec.Depth, res.W2Levels, spec.Tags)
-	start := time.Now()
-	root, err := PushW2(ctx, c, reg.Addr, spec, 16)
-	if err != nil {
-		return fmt.Errorf("W2: generating: %w", err)
-	}
-	res.W2Gen = time.Since(start)
-	cfg.logf("W2: generated in %.1fs", res.W2Gen.Seconds())
 	p, err := StartProxy(reg.Addr, cfg.W2Delay)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
+	cfg.logf("W2: generating %d bundles in %d levels %v, %d tags each", spec.Packages, spec.Depth, res.W2Levels, spec.Tags)
+	start := time.Now()
+	root, err := PushW2(ctx, c, reg.Addr, p.Addr, spec, 16)
+	if err != nil {
+		return fmt.Errorf("W2: generating: %w", err)
+	}
+	res.W2Gen = time.Since(start)
+	cfg.logf("W2: generated in %.1fs", res.W2Gen.Seconds())
 	rootRef := p.Addr + "/" + root.Repo + ":" + root.Tag
 	for _, j := range cfg.W2Jobs {
 		row := &Row{Tool: "ferry resolve", Mode: fmt.Sprintf("-j %d", j), Jobs: j, Version: res.Ferry, DigestsOK: true,

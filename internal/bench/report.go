@@ -236,7 +236,7 @@ func (res *Results) writeW2(b *strings.Builder) {
 	minReq := perPackage*spec.Packages - 1
 	bound := time.Duration(spec.Depth*perPackage) * cfg.W2Delay
 	p("## W2 resolve\n\n")
-	p("%d Porter bundles (cnab-to-oci layout, `internal/fixture.PushBundle`) in %d levels %v from one root, each with %d semver tags (1.0.0 … 1.%d.0 and 2.0.0). Every bundle depends on the next level's bundles through Porter v1 dependencies with the range `%s` and a partial reference qualified by the parent's registry, so each dependency needs its tag list; some children are shared (diamonds). Generated in %s. ",
+	p("%d Porter bundles (cnab-to-oci layout, `internal/fixture.PushBundle`) in %d levels %v from one root, each with %d semver tags (1.0.0 … 1.%d.0 and 2.0.0). Every bundle depends on the next level's bundles through Porter v1 dependencies with the range `%s` and a reference naming the registry (through the delaying proxy), so each dependency needs its tag list; some children are shared (diamonds). Generated in %s. ",
 		spec.Packages, spec.Depth, res.W2Levels, spec.Tags, spec.Tags-2, W2Range, secs(res.W2Gen))
 	if spec.AllTagsDistinct {
 		p("Every tag is a distinct bundle. ")

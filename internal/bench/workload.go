@@ -267,11 +267,11 @@ func W2Versions(tags int) []string {
 const W2Range = "^1.0.0"
 
 // PushW2 generates W2 in the registry host, pushing jobs bundles at once,
-// and returns the root's reference (without host). Dependencies are
-// written as partial references ("w2/l3/p0007"), which Porter qualifies
-// with the parent's registry, so the catalog can be read through any
-// proxy in front of host.
-func PushW2(ctx context.Context, c *client.Client, host string, spec W2Spec, jobs int) (Ref, error) {
+// and returns the root's reference (without host). Dependencies name
+// refHost ("REFHOST/w2/l3/p0007"): the proxy in front of host that the
+// bench reads the catalog through. A partial reference would not do:
+// Porter qualifies it the Docker way, to docker.io (porter/qualify.go).
+func PushW2(ctx context.Context, c *client.Client, host, refHost string, spec W2Spec, jobs int) (Ref, error) {
 	levels := Levels(spec.Packages, spec.Depth)
 	if levels == nil {
 		return Ref{}, fmt.Errorf("W2: %d packages cannot fill %d levels", spec.Packages, spec.Depth)
@@ -295,7 +295,7 @@ func PushW2(ctx context.Context, c *client.Client, host string, spec W2Spec, job
 					for _, j := range W2Children(i, n, levels[l+1]) {
 						deps = append(deps, fixture.Dep{
 							Name:   fmt.Sprintf("l%d-p%04d", l+1, j),
-							Bundle: W2Name(l+1, j),
+							Bundle: refHost + "/" + W2Name(l+1, j),
 							Ranges: []string{W2Range},
 						})
 					}
