@@ -529,7 +529,9 @@ func (res *Results) runW2(ctx context.Context, c *client.Client) error {
 			cfg.logf("W2 run %d/%d: ferry resolve -j %d", run, cfg.Runs, j)
 			dir, _ := os.MkdirTemp(cfg.Work, "w2-run-")
 			p.Take()
-			e := Run(ctx, dir, nil, nil, cfg.Ferry, "resolve", rootRef, "-o", "json", "-j", fmt.Sprint(j))
+			// W2's dependencies declare ranges: Porter's default
+			// strategy, exact, resolves none (porter/format.go).
+			e := Run(ctx, dir, []string{"FERRY_VERSION_STRATEGY=highest"}, nil, cfg.Ferry, "resolve", rootRef, "-o", "json", "-j", fmt.Sprint(j))
 			st := p.Take()
 			_ = os.RemoveAll(dir)
 			if e.Err != nil {
