@@ -119,33 +119,13 @@ func toArchive(ctx context.Context, l *lock.Lock, sig []byte, path string, opts 
 		return nil, nil, err
 	}
 	pkgs := l.Resolved()
-	results := make([]PackageResult, len(pkgs))
-	errs := make([]error, len(pkgs))
 	led := newLedger(opts.Concurrency)
 	rep := progress.Or(opts.Reporter)
 	rep.AddPackages(len(pkgs))
-	var g errgroup.Group
-	g.SetLimit(opts.Concurrency)
-	for i, p := range pkgs {
-		g.Go(func() error {
-			rep.PackageStarted(p.Source)
-			res, err := retryPackage(ctx, opts.Retry, "archiving "+p.Source, func() (*PackageResult, error) {
-				return archivePackage(ctx, p, store, opts, led)
-			})
-			rep.PackageDone(p.Source, err)
-			if err != nil {
-				errs[i] = fmt.Errorf("archiving %s: %w", p.Source, err)
-				return nil
-			}
-			results[i] = *res
-			if opts.Progress != nil {
-				opts.Progress(*res)
-			}
-			return nil
-		})
-	}
-	_ = g.Wait()
-	if err := errors.Join(errs...); err != nil {
+	results, err := forEachPackage(ctx, pkgs, opts, rep, "archiving", nil, func(p *lock.Package) (*PackageResult, error) {
+		return archivePackage(ctx, p, store, opts, led)
+	})
+	if err != nil {
 		return nil, nil, err
 	}
 	if extra != nil {

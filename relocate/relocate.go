@@ -621,12 +621,13 @@ func ensureTag(ctx context.Context, dst oras.Target, desc ocispec.Descriptor, ta
 	return dst.Tag(ctx, desc, tag)
 }
 
-// copyPackages copies pkgs into opts.To concurrently, within
+// forEachPackage runs do for each of pkgs concurrently, within
 // opts.Concurrency, each retried as a whole (retryPackage) once before(i)
 // (nil: nothing) has succeeded for it, and reports each to rep and
-// opts.Progress. No package's failure cancels another's copy: every
-// failure is returned, joined. The results are in pkgs' order.
-func copyPackages(ctx context.Context, pkgs []*lock.Package, opts Options, led *ledger, rep progress.Reporter, before func(i int) error) ([]PackageResult, error) {
+// opts.Progress; verb ("mirroring", "archiving") names the work in
+// errors. No package's failure cancels another's: every failure is
+// returned, joined. The results are in pkgs' order.
+func forEachPackage(ctx context.Context, pkgs []*lock.Package, opts Options, rep progress.Reporter, verb string, before func(i int) error, do func(p *lock.Package) (*PackageResult, error)) ([]PackageResult, error) {
 	results := make([]PackageResult, len(pkgs))
 	errs := make([]error, len(pkgs))
 	var g errgroup.Group
@@ -640,13 +641,11 @@ func copyPackages(ctx context.Context, pkgs []*lock.Package, opts Options, led *
 			}
 			var res *PackageResult
 			if err == nil {
-				res, err = retryPackage(ctx, opts.Retry, "mirroring "+p.Source, func() (*PackageResult, error) {
-					return copyPackage(ctx, p, opts, led)
-				})
+				res, err = retryPackage(ctx, opts.Retry, verb+" "+p.Source, func() (*PackageResult, error) { return do(p) })
 			}
 			rep.PackageDone(p.Source, err)
 			if err != nil {
-				errs[i] = fmt.Errorf("mirroring %s: %w", p.Source, err)
+				errs[i] = fmt.Errorf("%s %s: %w", verb, p.Source, err)
 				return nil
 			}
 			results[i] = *res
@@ -658,6 +657,13 @@ func copyPackages(ctx context.Context, pkgs []*lock.Package, opts Options, led *
 	}
 	_ = g.Wait()
 	return results, errors.Join(errs...)
+}
+
+// copyPackages copies pkgs into opts.To (forEachPackage, copyPackage).
+func copyPackages(ctx context.Context, pkgs []*lock.Package, opts Options, led *ledger, rep progress.Reporter, before func(i int) error) ([]PackageResult, error) {
+	return forEachPackage(ctx, pkgs, opts, rep, "mirroring", before, func(p *lock.Package) (*PackageResult, error) {
+		return copyPackage(ctx, p, opts, led)
+	})
 }
 
 // Attached returns what src holds attached to every manifest of the graph
