@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -276,7 +277,10 @@ func checkScript(t *testing.T, script string, want []string) {
 	t.Helper()
 	sh, err := exec.LookPath("sh")
 	if err != nil {
-		t.Skip("no sh")
+		if runtime.GOOS == "windows" {
+			t.Skip("no POSIX sh on Windows")
+		}
+		t.Fatalf("install.sh is POSIX sh, and this system has none on PATH: %v", err)
 	}
 	bin := t.TempDir()
 	record := filepath.Join(bin, "calls")
