@@ -338,6 +338,7 @@ func FromArchiveChecked(ctx context.Context, path string, opts Options, check Lo
 		return nil, nil, err
 	}
 	led := newLedger(opts.Concurrency)
+	led.journal = openJournal(opts.JournalDir)
 	var src origin = store
 	// What would be pushed is re-hashed, and what an incremental archive
 	// lacks must be in the mirror, before anything is pushed.

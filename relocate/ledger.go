@@ -15,13 +15,31 @@ import (
 // remembers which mirror repositories hold which blobs, so a blob pushed
 // once is mounted into every other repository that needs it; when two
 // copies need the same blob at once, the second waits for the first push
-// to finish and then mounts. Its slots bound the objects read from the
-// origin at once, across every package, to the run's -j.
+// to finish and then mounts.
+//
+// A run schedules three kinds of work apart (see packageLimit): packages,
+// metadata requests and blob transfers. Its slots bound the blobs read
+// from the origin at once, across every package, to the run's -j; its
+// meta slots bound the manifests read from the origin, and its mirrorMeta
+// slots the metadata requests to the mirror (tag lists, existence checks,
+// manifest pushes), each on their own, so a package waiting on a manifest
+// holds no blob slot, and a blob transfer never waits behind a package's
+// metadata. A copy may hold a meta slot while it takes a mirrorMeta slot
+// (a manifest read from the origin and pushed), never the other way.
 type ledger struct {
 	mu       sync.Mutex
 	have     map[digest.Digest][]string
 	inflight map[digest.Digest]*claim
 	slots    chan struct{}
+	meta     chan struct{}
+	// mirrorMeta bounds the metadata requests to the mirror (known.go).
+	mirrorMeta chan struct{}
+	// repos is what the run learnt of each mirror repository from its
+	// first look at it (known.go).
+	repos map[string]*repoState
+	// journal, when set, remembers the repositories a copy began to push
+	// into while they held no tag (known.go); nil makes none fresh.
+	journal *journal
 }
 
 type claim struct {
@@ -30,28 +48,59 @@ type claim struct {
 }
 
 func newLedger(concurrency int) *ledger {
-	return &ledger{have: map[digest.Digest][]string{}, inflight: map[digest.Digest]*claim{}, slots: make(chan struct{}, max(concurrency, 1))}
+	return &ledger{
+		have: map[digest.Digest][]string{}, inflight: map[digest.Digest]*claim{},
+		slots: make(chan struct{}, max(concurrency, 1)), meta: make(chan struct{}, metaLimit(concurrency)),
+		mirrorMeta: make(chan struct{}, metaLimit(concurrency)),
+		repos:      map[string]*repoState{},
+	}
+}
+
+// packageLimit is how many packages a run with concurrency -j copies at
+// once. A package spends most of its copy waiting on metadata round trips
+// (its tag list, manifests read and pushed) that hold no blob slot, so
+// more packages than blob slots are under way: the blob slots stay busy
+// while some packages wait.
+func packageLimit(concurrency int) int { return 4 * max(concurrency, 1) }
+
+// metaLimit is how many metadata requests a run with concurrency -j makes
+// at once to the origin (ledger.meta), and to the mirror
+// (ledger.mirrorMeta).
+func metaLimit(concurrency int) int { return 2 * max(concurrency, 1) }
+
+// acquire takes a slot of slots, or fails when ctx ends first.
+func acquire(ctx context.Context, slots chan struct{}) error {
+	select {
+	case slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // limited reads from an origin within the ledger's slots: each Fetch takes
-// a slot until its reader is closed.
+// a slot until its reader is closed, a blob slot (slots) for a blob, a
+// metadata slot (meta, when set) for a manifest.
 type limited struct {
 	content.ReadOnlyStorage
 	slots chan struct{}
+	meta  chan struct{}
 }
 
 func (l limited) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
-	select {
-	case l.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	slots := l.slots
+	if l.meta != nil && isManifest(desc.MediaType) {
+		slots = l.meta
+	}
+	if err := acquire(ctx, slots); err != nil {
+		return nil, err
 	}
 	rc, err := l.ReadOnlyStorage.Fetch(ctx, desc)
 	if err != nil {
-		<-l.slots
+		<-slots
 		return nil, err
 	}
-	return &slotReader{ReadCloser: rc, slots: l.slots}, nil
+	return &slotReader{ReadCloser: rc, slots: slots}, nil
 }
 
 type slotReader struct {
@@ -134,5 +183,5 @@ func (l *ledger) release(repo string) {
 // until its reader is closed. One slots channel shared by many copies
 // bounds their reads together.
 func LimitReads(src content.ReadOnlyStorage, slots chan struct{}) content.ReadOnlyStorage {
-	return limited{src, slots}
+	return limited{ReadOnlyStorage: src, slots: slots}
 }

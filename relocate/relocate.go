@@ -39,8 +39,10 @@ type Options struct {
 	Target Repositories
 	// To places sources in the mirror.
 	To Mapping
-	// Concurrency bounds the packages copied at once and the blobs copied
-	// at once within one package (default 4).
+	// Concurrency bounds the blobs read from the origin at once, across
+	// every package (default 4). Packages and metadata requests are
+	// scheduled apart from blobs, each within a multiple of it (see
+	// packageLimit and ledger).
 	Concurrency int
 	// Progress, when set, is called as each package finishes.
 	Progress func(PackageResult)
@@ -60,6 +62,11 @@ type Options struct {
 	// mirror, promoting content from one mirror to the next. The copy is
 	// by the locked digest, checked as always.
 	Origin func(p *lock.Package) string
+	// JournalDir is where the run remembers the mirror repositories it
+	// began to push into while they held no tag, so that a run cut short
+	// is resumed without pushing again what it pushed (see known.go).
+	// Empty means ferry/mirror-journal in the user's cache directory.
+	JournalDir string
 }
 
 // origin returns the repository p is read from.
@@ -142,6 +149,7 @@ func Mirror(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 		return nil, err
 	}
 	led := newLedger(opts.Concurrency)
+	led.journal = openJournal(opts.JournalDir)
 	rep := progress.Or(opts.Reporter)
 	rep.AddPackages(len(pkgs))
 	results, err := copyPackages(ctx, pkgs, opts, led, rep, nil)
@@ -186,14 +194,20 @@ func copyFrom(ctx context.Context, src origin, ref originRef, p *lock.Package, o
 	}
 	defer led.release(dstName)
 	res := &PackageResult{Source: p.Source, Mirror: dstName, Digest: p.Digest, Tag: p.Version, Nodes: NewNodes()}
+	st := led.repoState(ctx, dstName, dst)
 	cp := copier{
 		src: src, srcRef: ref, dst: dst, dstName: dstName, conc: opts.Concurrency, led: led, retry: opts.Retry, rep: opts.Reporter,
 		tag: func(ctx context.Context, desc ocispec.Descriptor, tag string) error {
-			return ensureTag(ctx, dst, desc, tag)
+			return tagKnown(ctx, dst, st, desc, tag)
 		},
+		repo: dst, known: st,
 	}
 	if err := copyTree(ctx, cp, p, res); err != nil {
 		return nil, err
+	}
+	if st.untagged && p.Version != "" {
+		// The repository holds a tag now: the next run lists it.
+		led.journal.end(dstName)
 	}
 	return res, nil
 }
@@ -215,7 +229,13 @@ func copyFrom(ctx context.Context, src origin, ref originRef, p *lock.Package, o
 func copyTree(ctx context.Context, cp copier, p *lock.Package, res *PackageResult) error {
 	root := p.Descriptor()
 	manifests := &manifestSet{}
-	if err := cp.graph(ctx, root, res, res.Nodes, manifests); err != nil {
+	rootTag := p.Version
+	if cp.tagRoot != nil {
+		rootTag = ""
+	}
+	cp.checkImages = p.CheckImages
+	tagged, err := cp.graph(ctx, root, rootTag, res, res.Nodes, manifests)
+	if err != nil {
 		return err
 	}
 	// The lock's images must be nodes of the graph just copied: an edited
@@ -227,7 +247,7 @@ func copyTree(ctx context.Context, cp copier, p *lock.Package, res *PackageResul
 		if err := cp.tagRoot(ctx, root); err != nil {
 			return fmt.Errorf("tagging %s: %w", res.Mirror, err)
 		}
-	} else if p.Version != "" {
+	} else if p.Version != "" && !tagged {
 		if err := cp.tag(ctx, root, p.Version); err != nil {
 			return fmt.Errorf("tagging %s:%s: %w", res.Mirror, p.Version, err)
 		}
@@ -299,7 +319,8 @@ func cosignTag(subject digest.Digest, kind string) string {
 
 // copyAttached copies a's graph and, for a cosign tag, tags it.
 func (cp copier) copyAttached(ctx context.Context, a attachment, res *PackageResult) error {
-	if err := cp.graph(ctx, a.desc, res, nil, nil); err != nil {
+	tagged, err := cp.graph(ctx, a.desc, a.tag, res, nil, nil)
+	if err != nil {
 		if a.tag != "" {
 			return fmt.Errorf("copying %s: %w", a.tag, err)
 		}
@@ -309,8 +330,10 @@ func (cp copier) copyAttached(ctx context.Context, a attachment, res *PackageRes
 		res.Referrers = append(res.Referrers, a.desc.Digest.String())
 		return nil
 	}
-	if err := cp.tag(ctx, a.desc, a.tag); err != nil {
-		return fmt.Errorf("tagging %s: %w", a.tag, err)
+	if !tagged {
+		if err := cp.tag(ctx, a.desc, a.tag); err != nil {
+			return fmt.Errorf("tagging %s: %w", a.tag, err)
+		}
 	}
 	res.Signatures = append(res.Signatures, a.tag)
 	return nil
@@ -539,12 +562,24 @@ type copier struct {
 	tagRoot func(ctx context.Context, root ocispec.Descriptor) error
 	// rep, when set, is told of each blob's bytes and outcome.
 	rep progress.Reporter
+	// repo and known, when set, are the mirror repository dst is and
+	// what the run knows of it: a copy then asks for no node the run
+	// knows about and pushes a tagged root by its tag (knownTarget).
+	repo  *remote.Repository
+	known *repoState
+	// checkImages, when set, is the package's check that its lock's
+	// images are nodes of its graph: a root pushed by tag is pushed only
+	// once it passes, as a root tagged after its copy is tagged.
+	checkImages func(inGraph func(digest.Digest) bool) error
 }
 
 // graph copies root's graph from the origin to the destination, counting
 // what it did; nodes, when set, gets the digest of every node of the graph,
-// and manifests, when set, its manifests.
-func (cp copier) graph(ctx context.Context, root ocispec.Descriptor, res *PackageResult, nodes *Nodes, manifests *manifestSet) error {
+// and manifests, when set, its manifests. When tag is set and the
+// destination is a mirror repository (cp.repo), the root is pushed by tag;
+// graph then reports whether tag is known to point at root (pushed by it,
+// or found there), and the caller need not tag it.
+func (cp copier) graph(ctx context.Context, root ocispec.Descriptor, tag string, res *PackageResult, nodes *Nodes, manifests *manifestSet) (bool, error) {
 	var copied, mounted, skipped, sent atomic.Int64
 	led, dstName := cp.led, cp.dstName
 	opts := oras.CopyGraphOptions{
@@ -596,21 +631,34 @@ func (cp copier) graph(ctx context.Context, root ocispec.Descriptor, res *Packag
 			return nil
 		},
 	}
+	target := content.Storage(cp.dst)
+	var known *knownTarget
+	if cp.repo != nil && cp.known != nil {
+		known = &knownTarget{Target: cp.dst, repo: cp.repo, name: dstName, led: led, st: cp.known, root: root, tag: tag}
+		if nodes != nil && cp.checkImages != nil {
+			// Every node below the root is in nodes once the root is
+			// pushed: the copy pushes a node after its successors.
+			known.check = func() error {
+				return cp.checkImages(func(d digest.Digest) bool { return d == root.Digest || nodes.Has(d) })
+			}
+		}
+		target = known
+	}
 	// A push that fails is retried with the content read again from the
 	// origin itself: the read slot of the first try is still held.
-	dst := RetryingTarget(cp.dst, cp.src, cp.retry)
+	dst := RetryingTarget(target, cp.src, cp.retry)
 	var src content.ReadOnlyStorage = cp.src
 	if cp.rep != nil {
 		src = ReportProgress(cp.rep, dstName, src, &opts)
 	}
-	if err := oras.CopyGraph(ctx, limited{src, led.slots}, dst, root, opts); err != nil {
-		return err
+	if err := oras.CopyGraph(ctx, limited{ReadOnlyStorage: src, slots: led.slots, meta: led.meta}, dst, root, opts); err != nil {
+		return false, err
 	}
 	res.Copied += copied.Load()
 	res.Mounted += mounted.Load()
 	res.Skipped += skipped.Load()
 	res.Bytes += sent.Load()
-	return nil
+	return known != nil && known.tagged.Load(), nil
 }
 
 // ensureTag points tag at desc in dst unless it already does.
@@ -622,7 +670,8 @@ func ensureTag(ctx context.Context, dst oras.Target, desc ocispec.Descriptor, ta
 }
 
 // forEachPackage runs do for each of pkgs concurrently, within
-// opts.Concurrency, each retried as a whole (retryPackage) once before(i)
+// packageLimit(opts.Concurrency) (blob transfers stay within
+// opts.Concurrency: the ledger's slots), each retried as a whole (retryPackage) once before(i)
 // (nil: nothing) has succeeded for it, and reports each to rep and
 // opts.Progress; verb ("mirroring", "archiving") names the work in
 // errors. No package's failure cancels another's: every failure is
@@ -631,7 +680,7 @@ func forEachPackage(ctx context.Context, pkgs []*lock.Package, opts Options, rep
 	results := make([]PackageResult, len(pkgs))
 	errs := make([]error, len(pkgs))
 	var g errgroup.Group
-	g.SetLimit(opts.Concurrency)
+	g.SetLimit(packageLimit(opts.Concurrency))
 	for i, p := range pkgs {
 		g.Go(func() error {
 			rep.PackageStarted(p.Source)

@@ -175,6 +175,7 @@ func MirrorShard(ctx context.Context, l *lock.Lock, opts Options, so ShardOption
 	dealBlobs(blobs, sh.Count)
 	sr := &ShardReport{Index: sh.Index, Count: sh.Count, Blobs: len(blobs), Packages: len(pkgs)}
 	led := newLedger(opts.Concurrency)
+	led.journal = openJournal(opts.JournalDir)
 	for _, b := range blobs {
 		led.have[b.desc.Digest] = []string{b.canon}
 	}
@@ -334,6 +335,10 @@ func uploadOwned(ctx context.Context, blobs []*shardBlob, sh Shard, opts Options
 			if err != nil {
 				return err
 			}
+			// A shard cut short leaves blobs in a repository that may hold
+			// no tag yet: the journal keeps the next run from taking it
+			// for fresh (known.go).
+			led.journal.mark(b.canon)
 			copts := oras.CopyGraphOptions{
 				Concurrency: 1,
 				PostCopy: func(context.Context, ocispec.Descriptor) error {
@@ -342,7 +347,7 @@ func uploadOwned(ctx context.Context, blobs []*shardBlob, sh Shard, opts Options
 					return nil
 				},
 			}
-			if err := oras.CopyGraph(gctx, limited{src, led.slots}, RetryingTarget(dst, src, opts.Retry), b.desc, copts); err != nil {
+			if err := oras.CopyGraph(gctx, limited{ReadOnlyStorage: src, slots: led.slots}, RetryingTarget(dst, src, opts.Retry), b.desc, copts); err != nil {
 				return fmt.Errorf("uploading %s to %s: %w", b.desc.Digest, b.canon, err)
 			}
 			present.Store(b.desc.Digest, true)

@@ -5,13 +5,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/opencontainers/go-digest"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/opencontainers/go-digest"
 
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/internal/pipelinetest"
