@@ -10,7 +10,6 @@ import (
 	"os"
 	pathpkg "path"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -323,18 +322,7 @@ func FromArchiveChecked(ctx context.Context, path string, opts Options, check Lo
 		}
 	}
 	pkgs := l.Resolved()
-	var sources []string
-	for _, p := range pkgs {
-		// One source may be locked at several versions (Porter's and
-		// Helm's unshared dependencies): it is one repository.
-		if !slices.Contains(sources, p.Source) {
-			sources = append(sources, p.Source)
-		}
-	}
-	if err := opts.To.Check(sources); err != nil {
-		return nil, nil, err
-	}
-	if err := opts.To.CheckLayout(l, opts.Formats); err != nil {
+	if err := checkDestination(l, pkgs, opts); err != nil {
 		return nil, nil, err
 	}
 	led := newLedger(opts.Concurrency)

@@ -110,12 +110,7 @@ func nameUnknown(err error) bool {
 func (l *ledger) holds(repo string, d digest.Digest) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, r := range l.have[d] {
-		if r == repo {
-			return true
-		}
-	}
-	return false
+	return l.have[d][repo]
 }
 
 // journal records, on this machine, the mirror repositories that a copy

@@ -27,8 +27,11 @@ import (
 // metadata. A copy may hold a meta slot while it takes a mirrorMeta slot
 // (a manifest read from the origin and pushed), never the other way.
 type ledger struct {
-	mu       sync.Mutex
-	have     map[digest.Digest][]string
+	mu sync.Mutex
+	// have holds, per blob, the mirror repositories known to hold it;
+	// first, the first of them, the one a mount names.
+	have     map[digest.Digest]map[string]bool
+	first    map[digest.Digest]string
 	inflight map[digest.Digest]*claim
 	slots    chan struct{}
 	meta     chan struct{}
@@ -49,7 +52,7 @@ type claim struct {
 
 func newLedger(concurrency int) *ledger {
 	return &ledger{
-		have: map[digest.Digest][]string{}, inflight: map[digest.Digest]*claim{},
+		have: map[digest.Digest]map[string]bool{}, first: map[digest.Digest]string{}, inflight: map[digest.Digest]*claim{},
 		slots: make(chan struct{}, max(concurrency, 1)), meta: make(chan struct{}, metaLimit(concurrency)),
 		mirrorMeta: make(chan struct{}, metaLimit(concurrency)),
 		repos:      map[string]*repoState{},
@@ -115,15 +118,15 @@ func (r *slotReader) Close() error {
 	return err
 }
 
-// mountSources returns the repositories repo may mount d from. An empty
-// result means repo must push d itself, and it then owns d's claim until
-// it calls record or release.
+// mountSources returns the repository repo may mount d from: the first
+// that got it. An empty result means repo must push d itself, and it then
+// owns d's claim until it calls record or release.
 func (l *ledger) mountSources(ctx context.Context, repo string, d digest.Digest) ([]string, error) {
 	for {
 		l.mu.Lock()
-		if srcs := l.others(repo, d); len(srcs) > 0 {
+		if src := l.other(repo, d); src != "" {
 			l.mu.Unlock()
-			return srcs, nil
+			return []string{src}, nil
 		}
 		c := l.inflight[d]
 		if c == nil || c.owner == repo {
@@ -140,31 +143,41 @@ func (l *ledger) mountSources(ctx context.Context, repo string, d digest.Digest)
 	}
 }
 
-func (l *ledger) others(repo string, d digest.Digest) []string {
-	var out []string
-	for _, r := range l.have[d] {
+// other returns a repository other than repo that holds d, the first one
+// that got it when it can: "" when there is none. It takes constant time
+// however many repositories hold d (a base layer shared by thousands).
+func (l *ledger) other(repo string, d digest.Digest) string {
+	if f := l.first[d]; f != "" && f != repo {
+		return f
+	}
+	for r := range l.have[d] {
 		if r != repo {
-			out = append(out, r)
+			return r
 		}
 	}
-	return out
+	return ""
 }
 
 // record notes that repo now holds d and wakes copies waiting for it.
 func (l *ledger) record(repo string, d digest.Digest) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	found := false
-	for _, r := range l.have[d] {
-		found = found || r == repo
-	}
-	if !found {
-		l.have[d] = append(l.have[d], repo)
-	}
+	l.add(repo, d)
 	if c := l.inflight[d]; c != nil && c.owner == repo {
 		close(c.done)
 		delete(l.inflight, d)
 	}
+}
+
+// add notes that repo holds d; the caller holds l.mu or owns l alone.
+func (l *ledger) add(repo string, d digest.Digest) {
+	h := l.have[d]
+	if h == nil {
+		h = map[string]bool{}
+		l.have[d] = h
+		l.first[d] = repo
+	}
+	h[repo] = true
 }
 
 // release drops every claim repo still owns, after its copy ended.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/ociref"
 )
 
@@ -114,4 +115,23 @@ func (m Mapping) Check(sources []string) error {
 	}
 	sort.Strings(clashes)
 	return exitcode.BadInput("mirror layout %s maps several sources to one repository, nothing was copied:\n  %s", m, strings.Join(clashes, "\n  "))
+}
+
+// checkDestination checks, before anything is copied, that opts.To maps
+// the sources of pkgs (packages of l) to distinct repositories and suits
+// l's formats. One source may be locked at several versions (Porter's and
+// Helm's unshared dependencies): it is one repository.
+func checkDestination(l *lock.Lock, pkgs []*lock.Package, opts Options) error {
+	seen := make(map[string]bool, len(pkgs))
+	var sources []string
+	for _, p := range pkgs {
+		if !seen[p.Source] {
+			seen[p.Source] = true
+			sources = append(sources, p.Source)
+		}
+	}
+	if err := opts.To.Check(sources); err != nil {
+		return err
+	}
+	return opts.To.CheckLayout(l, opts.Formats)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -136,16 +135,7 @@ func Mirror(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 	}
 	opts.To = opts.To.WithFormats(opts.Formats)
 	pkgs := l.Resolved()
-	var sources []string
-	for _, p := range pkgs {
-		if !slices.Contains(sources, p.Source) {
-			sources = append(sources, p.Source)
-		}
-	}
-	if err := opts.To.Check(sources); err != nil {
-		return nil, err
-	}
-	if err := opts.To.CheckLayout(l, opts.Formats); err != nil {
+	if err := checkDestination(l, pkgs, opts); err != nil {
 		return nil, err
 	}
 	led := newLedger(opts.Concurrency)

@@ -156,16 +156,7 @@ func MirrorShard(ctx context.Context, l *lock.Lock, opts Options, so ShardOption
 	opts.To = opts.To.WithFormats(opts.Formats)
 	pkgs := l.Resolved()
 	sort.SliceStable(pkgs, func(i, j int) bool { return pkgs[i].Source+pkgs[i].Digest < pkgs[j].Source+pkgs[j].Digest })
-	var sources []string
-	for _, p := range pkgs {
-		if !slices.Contains(sources, p.Source) {
-			sources = append(sources, p.Source)
-		}
-	}
-	if err := opts.To.Check(sources); err != nil {
-		return nil, err
-	}
-	if err := opts.To.CheckLayout(l, opts.Formats); err != nil {
+	if err := checkDestination(l, pkgs, opts); err != nil {
 		return nil, err
 	}
 	blobs, graphs, err := shardBlobs(ctx, pkgs, opts)
@@ -177,7 +168,7 @@ func MirrorShard(ctx context.Context, l *lock.Lock, opts Options, so ShardOption
 	led := newLedger(opts.Concurrency)
 	led.journal = openJournal(opts.JournalDir)
 	for _, b := range blobs {
-		led.have[b.desc.Digest] = []string{b.canon}
+		led.add(b.canon, b.desc.Digest)
 	}
 	present := &sync.Map{} // digest → true once seen in its canonical repository
 	if err := uploadOwned(ctx, blobs, sh, opts, led, sr, present); err != nil {
