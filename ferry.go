@@ -29,6 +29,9 @@ type Env struct {
 	// Formats are the package formats, as registered in package formats.
 	Formats     []format.Format
 	Concurrency int
+	// MetadataConcurrency bounds the registry reads resolution has in
+	// flight (resolve.Options.Concurrency; 0: resolve's default).
+	MetadataConcurrency int
 	// Warn reports non-fatal findings; nil drops them.
 	Warn func(msg string)
 	// Progress, when set, returns the Reporter of the moment: a command
@@ -155,7 +158,7 @@ func (e *Env) Resolve(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.L
 	opts := resolve.Options{
 		Registry:    e.repositories(),
 		Formats:     formats,
-		Concurrency: e.Concurrency,
+		Concurrency: e.MetadataConcurrency,
 		Use:         map[string]resolve.Use{},
 		Replace:     ms.ReplaceMap(),
 		Progress:    e.reporter(),
@@ -212,10 +215,19 @@ func (e *Env) Lock(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.Lock
 	}
 	l := lock.FromGraph(g, ms.Digest())
 	if prev != nil {
+		// By source and digest, once: a lookup per package in prev
+		// would grow with the square of the closure.
+		mirrors := make(map[[2]string]string, len(prev.Packages))
+		for _, old := range prev.Packages {
+			k := [2]string{old.Source, old.Digest}
+			if _, dup := mirrors[k]; !dup {
+				mirrors[k] = old.Mirror
+			}
+		}
 		for i := range l.Packages {
 			p := &l.Packages[i]
-			if old := prev.PackageAt(p.Source, p.Digest); old != nil {
-				p.Mirror = old.Mirror
+			if m, ok := mirrors[[2]string{p.Source, p.Digest}]; ok {
+				p.Mirror = m
 			}
 		}
 	}

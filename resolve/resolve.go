@@ -70,7 +70,10 @@ type Options struct {
 	// tried in order on every manifest, and the Rules of the one that
 	// reads a package apply to the dependencies it declares.
 	Formats []format.Format
-	// Concurrency bounds parallel registry reads (default 8).
+	// Concurrency bounds the registry reads resolution has in flight
+	// (default DefaultConcurrency). It is resolution's own: reading
+	// metadata is many small round trips, each a package's path to its
+	// children, so it needs more in flight than copying blobs does.
 	Concurrency int
 	// Use maps a dependency name, or a path of names from a root
 	// ("svc-a/db"), to the reference that satisfies it. A path wins over
@@ -98,16 +101,30 @@ type Options struct {
 	Progress progress.Reporter
 }
 
+// DefaultConcurrency is Options.Concurrency's default: enough reads in
+// flight for a closure of a thousand packages, eight levels deep, to
+// resolve within a few times depth × round trips per package × latency.
+const DefaultConcurrency = 64
+
 // maxManifestBytes bounds a manifest read into memory.
 const maxManifestBytes = 4 << 20
 
 // Resolve computes the closure of roots.
 func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 	if opts.Concurrency <= 0 {
-		opts.Concurrency = 8
+		opts.Concurrency = DefaultConcurrency
 	}
 	opts.Progress = progress.Or(opts.Progress)
-	r := &resolver{opts: opts, fetches: map[string]*fetchEntry{}, tags: map[string]*tagEntry{}, queued: map[string]bool{}, done: map[string]bool{}}
+	r := &resolver{opts: opts, fetches: map[string]*fetchEntry{}, tags: map[string]*tagEntry{}, queued: map[string]bool{}, done: map[string]bool{},
+		slots: make(chan struct{}, opts.Concurrency), prefetched: map[string]bool{}}
+	// Reads ahead (prefetch.go) end with the resolution: none is left
+	// running, or sending requests, once Resolve returns.
+	var cancel context.CancelFunc
+	r.ahead, cancel = context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		r.aheadWG.Wait()
+	}()
 	type rootReq struct {
 		key    string
 		req    requirement
@@ -237,6 +254,24 @@ type resolver struct {
 	// "SOURCE@DIGEST") reported to opts.Progress, so a later round does
 	// not count them again.
 	queued, done map[string]bool
+	// slots holds a token per registry read in flight (opts.Concurrency).
+	slots chan struct{}
+	// ahead is the context of reads ahead, aheadWG counts them, and
+	// prefetched holds what was read ahead (prefetch.go): node keys with
+	// their requirements, and with the object chosen.
+	ahead      context.Context
+	aheadWG    sync.WaitGroup
+	prefetched map[string]bool
+}
+
+// acquire takes a slot for a registry read, and returns its release.
+func (r *resolver) acquire(ctx context.Context) (func(), error) {
+	select {
+	case r.slots <- struct{}{}:
+		return func() { <-r.slots }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // queue reports the node keys of a level not reported yet.
@@ -321,8 +356,16 @@ func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Des
 	if err != nil {
 		return ocispec.Descriptor{}, nil, nil, err
 	}
+	// One slot covers the package's reads: the manifest and what its
+	// format reads after it, one at a time. It is given back before the
+	// tag list below, which takes a slot of its own.
+	release, err := r.acquire(ctx)
+	if err != nil {
+		return ocispec.Descriptor{}, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
+	}
 	desc, rc, err := repo.FetchReference(ctx, object)
 	if err != nil {
+		release()
 		if errors.Is(err, errdef.ErrNotFound) && !strings.HasPrefix(object, "sha256:") {
 			// Say it once, with the tags there are (see errors.go).
 			if tags, terr := r.listTags(ctx, source); terr == nil && !slices.Contains(tags, object) {
@@ -331,6 +374,7 @@ func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Des
 		}
 		return ocispec.Descriptor{}, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
 	}
+	defer release()
 	defer rc.Close()
 	if desc.Size > maxManifestBytes {
 		return desc, nil, nil, fmt.Errorf("fetching %s: manifest of %d bytes is too large", refString(source, object), desc.Size)
@@ -400,6 +444,12 @@ func (r *resolver) listTags(ctx context.Context, source string) ([]string, error
 			e.err = err
 			return
 		}
+		release, err := r.acquire(ctx)
+		if err != nil {
+			e.err = fmt.Errorf("listing tags of %s: %w", source, err)
+			return
+		}
+		defer release()
 		e.tags, e.err = client.ListTags(ctx, repo)
 		if e.err != nil {
 			e.err = fmt.Errorf("listing tags of %s: %w", source, e.err)
@@ -527,6 +577,12 @@ func (rs *roundState) visit(ctx context.Context, key string) levelResult {
 	if c.tag == "" && res.entry.meta.Version != "" {
 		res.choice.tag = rs.r.tagOf(ctx, source, c.digest, res.entry.meta.Version)
 	}
+	// Read ahead with the requirements addPackage will take (rs.reqs is
+	// not written while the level reads).
+	if own := rs.reqs[key]; len(own) > 0 {
+		reqs = own
+	}
+	rs.readAhead(source, res.choice, res.entry, reqs)
 	return res
 }
 

@@ -26,12 +26,14 @@ import (
 	"github.com/ferryhq/ferry/progress"
 	"github.com/ferryhq/ferry/redact"
 	"github.com/ferryhq/ferry/relocate"
+	"github.com/ferryhq/ferry/resolve"
 )
 
 // globalFlags are the flags every command shares.
 type globalFlags struct {
 	output         string
 	jobs           int
+	metadataJobs   int
 	plainHTTP      []string
 	caFile         string
 	registryConfig string
@@ -135,6 +137,7 @@ func (g *globalFlags) register(c *cobra.Command) {
 	f := c.PersistentFlags()
 	f.StringVarP(&g.output, "output", "o", "", "output format: text or json (resolve: tree, json, dot or plan)")
 	f.IntVarP(&g.jobs, "jobs", "j", 8, "maximum concurrent registry operations")
+	f.IntVar(&g.metadataJobs, "metadata-jobs", resolve.DefaultConcurrency, "maximum registry reads in flight while resolving the closure (tag lists, manifests, package metadata), apart from -j")
 	f.StringArrayVar(&g.plainHTTP, "plain-http", nil, "speak plain HTTP to every registry (a switch, as in oras), or with --plain-http=HOST to that host only (repeatable; loopback hosts need no flag)")
 	// A bare --plain-http is a switch: NoOptDefVal keeps it from taking
 	// the next argument (a ROOT) as its value, as oras's bool flag does
@@ -161,11 +164,14 @@ func (g *globalFlags) env() (*ferry.Env, error) {
 	if g.jobs < 1 {
 		return nil, exitcode.BadInput("-j must be at least 1")
 	}
+	if g.metadataJobs < 1 {
+		return nil, exitcode.BadInput("--metadata-jobs must be at least 1")
+	}
 	c, err := g.client()
 	if err != nil {
 		return nil, err
 	}
-	return &ferry.Env{Client: c, Formats: formats.All(), Concurrency: g.jobs, Warn: func(msg string) { warn([]string{msg}) }, Progress: g.reporter}, nil
+	return &ferry.Env{Client: c, Formats: formats.All(), Concurrency: g.jobs, MetadataConcurrency: g.metadataJobs, Warn: func(msg string) { warn([]string{msg}) }, Progress: g.reporter}, nil
 }
 
 // client builds the registry client from --plain-http, --ca-file,
