@@ -8,7 +8,11 @@
 #   BENCH_RUNS=N          runs per timed figure, median reported (default 3)
 #   BENCH_SCALE=F         multiplies W1's 40 repositories and W2's 1,000 packages (default 1)
 #   BENCH_FULL=1          W3 with PRODUCT.md's 2 GiB layer (default 512 MiB)
-#   BENCH_WORKLOADS=LIST  comma-separated subset of w1,w2,w3,helm,faults (w1 includes W4, helm is W5)
+#   BENCH_WORKLOADS=LIST  comma-separated subset of w1,w1lat,w2,w3,helm,faults,scale,mounts (w1 includes W4 and
+#                         the bound, w1lat is W1 with 20 ms per request on both sides, helm is W5,
+#                         scale is 40/200/1,000 repositories against crane, resolution of 1,000 and
+#                         10,000 packages and bookkeeping up to 30,000, mounts is 200 repositories
+#                         onto a registry refusing cross-repository mounts)
 #   BENCH_FAULT_SEEDS=N   seeds of the fault benchmark, one first run per tool each (default 10)
 #   BENCH_OUT=FILE        report to write (default BENCHMARKS.md)
 #   BENCH_WORK=DIR        keep registries and logs there instead of a removed temp dir
@@ -69,7 +73,7 @@ runs=${BENCH_RUNS:-3}
 scale=${BENCH_SCALE:-1}
 w3=512
 [ "${BENCH_FULL:-}" = 1 ] && w3=2048
-workloads=${BENCH_WORKLOADS:-w1,w2,w3,helm,faults}
+workloads=${BENCH_WORKLOADS:-w1,w1lat,w2,w3,helm,faults,scale,mounts}
 fault_seeds=${BENCH_FAULT_SEEDS:-10}
 desc="make bench"
 for v in BENCH_RUNS BENCH_SCALE BENCH_FULL BENCH_WORKLOADS BENCH_FAULT_SEEDS; do

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/client"
+	"github.com/ferryhq/ferry/resolve"
 )
 
 // Config is one `make bench` run.
@@ -36,6 +37,13 @@ type Config struct {
 	W2Jobs []int
 	// W3Size is W3's layer size in bytes.
 	W3Size int64
+	// W1Delay is the latency each of W1-latency's proxies adds per
+	// request, on the source's side and on the mirror's (issue 14 point 2).
+	W1Delay time.Duration
+	// Bound is the command line that runs W1's bound (package bound, the
+	// benchbound command) as a process of its own, to which --from, --to
+	// and the refs are added; empty leaves the bound out.
+	Bound []string
 	// Faults sizes the fault benchmark.
 	Faults FaultSpec
 	// Helm sizes workload W5 (a Helm chart closure); its latency is
@@ -44,8 +52,13 @@ type Config struct {
 	// HelmJobs are the ferry -j values W5 runs with; the first also runs
 	// without latency.
 	HelmJobs []int
-	// Workloads selects "w1" (with W4), "w2", "w3", "helm" (W5) and
-	// "faults"; empty is all.
+	// Scale sizes the scale benchmark ("scale"); Mounts the
+	// mounts-refused benchmark ("mounts"). Both read one source of
+	// Scale.Shape's repositories.
+	Scale  ScaleSpec
+	Mounts MountsSpec
+	// Workloads selects "w1" (with W4), "w1lat" (W1 through proxies
+	// adding W1Delay), "w2", "w3", "helm" (W5) and "faults"; empty is all.
 	Workloads []string
 	// Reasons says why the setup script could not install a peer, by its
 	// binary name.
@@ -76,6 +89,8 @@ func (c *Config) logf(format string, args ...any) {
 type Sample struct {
 	Wall   time.Duration `json:"wall"`
 	MaxRSS int64         `json:"maxRSS"`
+	// CPU is the command's user and system CPU time (Exec.CPU).
+	CPU time.Duration `json:"cpu,omitempty"`
 	// Stats counts the traffic to the registry written to (W1, W3) or
 	// read (W2).
 	Stats Stats `json:"stats"`
@@ -158,6 +173,16 @@ type Results struct {
 	HelmLevels []int
 	Helm       []*HelmRow `json:"helm"`
 	Notes      []string
+	// Scale and Mounts are the scale and mounts-refused benchmarks
+	// (issue 14), nil when not run.
+	Scale  *ScaleResults  `json:"scale,omitempty"`
+	Mounts *MountsResults `json:"mounts,omitempty"`
+
+	// W1Lat is W1 through proxies adding Config.W1Delay per request on
+	// both sides (issue 14 point 2).
+	W1Lat []*Row `json:"w1Lat"`
+	// w1Refs are W1's generated images, once generated.
+	w1Refs []Ref
 }
 
 // RunAll generates the workloads and measures ferry and the peers.
@@ -180,7 +205,7 @@ func RunAll(ctx context.Context, cfg Config) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.wants("w1") || cfg.wants("w3") {
+	if cfg.wants("w1") || cfg.wants("w1lat") || cfg.wants("w3") {
 		src, err := StartRegistry(ctx, cfg.Ferry, filepath.Join(cfg.Work, "source"))
 		if err != nil {
 			return nil, err
@@ -199,6 +224,11 @@ func RunAll(ctx context.Context, cfg Config) (*Results, error) {
 				return res, err
 			}
 		}
+		if cfg.wants("w1lat") && cfg.W1Delay > 0 {
+			if err := res.runW1Lat(ctx, c, src); err != nil {
+				return res, err
+			}
+		}
 		if cfg.wants("w3") {
 			if err := res.runW3(ctx, c, src, sp); err != nil {
 				return res, err
@@ -212,6 +242,11 @@ func RunAll(ctx context.Context, cfg Config) (*Results, error) {
 	}
 	if cfg.wants("helm") && cfg.Helm.Charts > 0 && len(cfg.HelmJobs) > 0 {
 		if err := res.runHelm(ctx, c); err != nil {
+			return res, err
+		}
+	}
+	if (cfg.wants("scale") && len(cfg.Scale.Repos) > 0) || (cfg.wants("mounts") && cfg.Mounts.Repos > 0) {
+		if err := res.runScaleAndMounts(ctx, c); err != nil {
 			return res, err
 		}
 	}
@@ -272,18 +307,36 @@ func checkDigests(ctx context.Context, c *client.Client, host, prefix string, re
 	return nil
 }
 
-func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry, sp *Proxy) error {
+// genW1 generates W1 into src once and returns its images.
+func (res *Results) genW1(ctx context.Context, c *client.Client, src *Registry) ([]Ref, error) {
+	if res.w1Refs != nil {
+		return res.w1Refs, nil
+	}
 	cfg := res.Config
 	spec := cfg.W1
 	cfg.logf("W1: generating %d repositories (%d MiB shared, %d+%d MiB unique each)", spec.Repos, spec.Base/MiB, spec.Unique1/MiB, spec.Unique2/MiB)
 	start := time.Now()
 	refs, err := PushW1(ctx, c, src.Addr, spec)
 	if err != nil {
-		return fmt.Errorf("W1: generating: %w", err)
+		return nil, fmt.Errorf("W1: generating: %w", err)
 	}
 	res.W1Gen = time.Since(start)
 	res.W1Unique = spec.Base + int64(spec.Repos)*(spec.Unique1+spec.Unique2)
 	res.W1Logical = int64(spec.Repos) * (spec.Base + spec.Unique1 + spec.Unique2)
+	res.w1Refs = refs
+	return refs, nil
+}
+
+// runW1 measures W1 and W4. Each run number runs every tool once, in
+// turn (ferry, the bound, the peers), so that a tool's median and
+// another's come from alternating runs in the same stretch of time.
+func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry, sp *Proxy) error {
+	cfg := res.Config
+	spec := cfg.W1
+	refs, err := res.genW1(ctx, c, src)
+	if err != nil {
+		return err
+	}
 
 	roots := make([]string, len(refs))
 	for i, r := range refs {
@@ -310,6 +363,15 @@ func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry, 
 				return Run(ctx, dir, nil, nil, cfg.Ferry, "verify", "--lock", "ferry.lock", "--deep", "-j", fmt.Sprint(j), "-q")
 			}
 			return cp, cp, verify, deep
+		}})
+	}
+	// The bound: the minimal client (bound.go) as a process of its own.
+	if len(cfg.Bound) > 0 {
+		row := res.boundRow(res.Config.W1.Repos, "")
+		res.W1 = append(res.W1, row)
+		cells = append(cells, cell{row: row, run: func(t *target) (func() Exec, func() Exec, func() Exec, func() Exec) {
+			args := res.boundArgs(sp.Addr, t.proxy.Addr+"/mirror", refs)
+			return func() Exec { return Run(ctx, t.dir, nil, nil, args...) }, nil, nil, nil
 		}})
 	}
 	// The copy alone, from a lock made beforehand (untimed).
@@ -497,6 +559,11 @@ func (res *Results) runW3(ctx context.Context, c *client.Client, src *Registry, 
 	}
 	return nil
 }
+
+// W2MetadataJobs is the registry reads ferry keeps in flight while
+// resolving: --metadata-jobs, which W2 leaves at its default whatever -j
+// its rows give (-j bounds blob copies).
+const W2MetadataJobs = resolve.DefaultConcurrency
 
 func (res *Results) runW2(ctx context.Context, c *client.Client) error {
 	cfg := res.Config

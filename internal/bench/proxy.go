@@ -39,6 +39,16 @@ type Stats struct {
 	Repeats int `json:"repeats"`
 	// Errors counts responses with status 5xx.
 	Errors int `json:"errors"`
+	// MountTries counts cross-repository mount requests: upload POSTs
+	// with both mount= and from=.
+	MountTries int `json:"mountTries,omitempty"`
+	// Sessions counts upload sessions the registry opened (202 to an
+	// upload POST).
+	Sessions int `json:"sessions,omitempty"`
+	// SessionsOpen counts the sessions opened since the last Take that
+	// were neither completed (201 to the PUT) nor cancelled (204 to a
+	// DELETE) when Take was called.
+	SessionsOpen int `json:"sessionsOpen,omitempty"`
 }
 
 // Kind classifies a registry request by method and path: "ping", "tags",
@@ -71,19 +81,26 @@ type Proxy struct {
 	Addr string
 	// Delay is added before each request is forwarded.
 	Delay time.Duration
+	// RefuseMounts makes the registry refuse cross-repository mounts the
+	// way the distribution spec lets it: a mount POST is forwarded without
+	// its mount= and from=, so the registry opens an upload session (202)
+	// instead of mounting. Set it before the proxy serves requests.
+	RefuseMounts bool
 
 	srv *http.Server
 	mu  sync.Mutex
 	st  Stats
 	// seen counts GET and HEAD URLs.
 	seen map[string]int
+	// open holds the paths of upload sessions not yet completed.
+	open map[string]bool
 }
 
 // StartProxy starts a proxy to the registry at target (HOST:PORT) adding
 // delay to every request.
 func StartProxy(target string, delay time.Duration) (*Proxy, error) {
 	rp, _ := faultproxy.Forward(target)
-	p := &Proxy{Delay: delay, seen: map[string]int{}}
+	p := &Proxy{Delay: delay, seen: map[string]int{}, open: map[string]bool{}}
 	srv, addr, err := faultproxy.Listen(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p.Delay > 0 {
 			time.Sleep(p.Delay)
@@ -94,7 +111,11 @@ func StartProxy(target string, delay time.Duration) (*Proxy, error) {
 			r.Body = body
 		}
 		cw := &countingWriter{ResponseWriter: w, status: http.StatusOK}
-		rp.ServeHTTP(cw, r)
+		fwd := r
+		if p.RefuseMounts && r.Method == http.MethodPost && r.URL.Query().Has("mount") {
+			fwd = refuseMount(r)
+		}
+		rp.ServeHTTP(cw, fwd)
 		p.record(r, cw, body)
 	}))
 	if err != nil {
@@ -124,6 +145,9 @@ func (p *Proxy) record(r *http.Request, w *countingWriter, body *countingReader)
 	}
 	switch {
 	case kind == "upload POST" && q.Get("mount") != "":
+		if q.Get("from") != "" {
+			st.MountTries++
+		}
 		if w.status == http.StatusCreated {
 			st.Mounts++
 		} else {
@@ -136,6 +160,7 @@ func (p *Proxy) record(r *http.Request, w *countingWriter, body *countingReader)
 	case kind == "manifest PUT" && w.status == http.StatusCreated:
 		st.ManifestPuts++
 	}
+	p.session(r, kind, w)
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		key := r.Method + " " + r.URL.RequestURI()
 		p.seen[key]++
@@ -153,8 +178,10 @@ func (p *Proxy) Take() Stats {
 	if st.ByKind == nil {
 		st.ByKind = map[string]int{}
 	}
+	st.SessionsOpen = len(p.open)
 	p.st = Stats{}
 	p.seen = map[string]int{}
+	p.open = map[string]bool{}
 	return st
 }
 

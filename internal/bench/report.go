@@ -101,6 +101,9 @@ func (res *Results) Markdown() string {
 	if len(res.W1) > 0 {
 		res.writeW1(&b)
 	}
+	if len(res.W1Lat) > 0 {
+		res.writeW1Lat(&b)
+	}
 	if len(res.W2) > 0 {
 		res.writeW2(&b)
 	}
@@ -113,6 +116,12 @@ func (res *Results) Markdown() string {
 	if len(res.Faults) > 0 {
 		res.writeFaults(&b)
 	}
+	if res.Scale != nil {
+		res.writeScale(&b)
+	}
+	if res.Mounts != nil {
+		res.writeMounts(&b)
+	}
 	var un []string
 	seen := map[string]bool{}
 	for _, peer := range res.Peers {
@@ -121,7 +130,7 @@ func (res *Results) Markdown() string {
 			un = append(un, fmt.Sprintf("- `%s`: %s", peer.Name, oneLine(peer.Unavailable)))
 		}
 	}
-	for _, rows := range [][]*Row{res.W1, res.W2, res.W3} {
+	for _, rows := range [][]*Row{res.W1, res.W1Lat, res.W2, res.W3} {
 		for _, r := range rows {
 			if r.Failed != "" {
 				un = append(un, fmt.Sprintf("- `%s` %s failed: %s", r.Tool, r.Mode, oneLine(r.Failed)))
@@ -139,7 +148,7 @@ func (res *Results) Markdown() string {
 		p("\n")
 	}
 	p("## Re-running\n\n")
-	p("```sh\nmake bench                     # all workloads, BENCHMARKS.md rewritten\nBENCH_RUNS=5 make bench        # more runs per figure\nBENCH_SCALE=0.25 make bench    # W1 with 10 repositories, W2 with 250 packages\nBENCH_FULL=1 make bench        # W3 with PRODUCT.md's 2 GiB layer\nBENCH_WORKLOADS=w2 make bench  # one workload (w1 includes W4; helm is W5)\nBENCH_FAULT_SEEDS=20 make bench  # more seeds in the fault benchmark\n```\n")
+	p("```sh\nmake bench                     # all workloads, BENCHMARKS.md rewritten\nBENCH_RUNS=5 make bench        # more runs per figure\nBENCH_SCALE=0.25 make bench    # W1 with 10 repositories, W2 with 250 packages\nBENCH_FULL=1 make bench        # W3 with PRODUCT.md's 2 GiB layer\nBENCH_WORKLOADS=w2 make bench  # one workload (w1 includes W4; w1lat is W1 with latency; helm is W5)\nBENCH_FAULT_SEEDS=20 make bench  # more seeds in the fault benchmark\n```\n")
 	return b.String()
 }
 
@@ -192,6 +201,7 @@ func (res *Results) writeW1(b *strings.Builder) {
 	if len(lines) > 0 {
 		p("%s\n\n", strings.Join(lines, "\n"))
 	}
+	res.writeW1Targets(b, ref)
 	res.writeShards(b)
 
 	p("## W4 re-run\n\n")
@@ -205,6 +215,8 @@ func (res *Results) writeW1(b *strings.Builder) {
 		m, _ := Median(r.Rerun)
 		p("| %s | %s | %s | %s | %d | %s |\n", r.Tool, r.Mode, secs(m.Wall), ratio(m.Wall.Seconds(), refRe.Wall.Seconds()), m.Stats.Requests, Bytes(m.Stats.BytesUp))
 	}
+	p("\n")
+	res.writeW4Target(b, ref)
 	p("\n| verify | after | time | requests | by kind |\n|---|---|---:|---:|---|\n")
 	for _, r := range res.W1 {
 		if len(r.Verify) == 0 {
@@ -244,8 +256,8 @@ func (res *Results) writeW2(b *strings.Builder) {
 		p("To keep generation short, only the version the range selects (1.%d.0) is a bundle of its own; the package's other %d tags point to one older bundle (1.0.0). The tag lists are full size and a resolver reads only what it selects, so its requests are the same either way (`--w2-distinct-tags` pushes a distinct bundle per tag). ", spec.Tags-2, spec.Tags-1)
 	}
 	p("ferry reads the registry through a proxy on 127.0.0.1 that sleeps %s before forwarding each request, and counts them.\n\n", cfg.W2Delay)
-	p("A Porter bundle's minimum is %d requests: tag list, index, config manifest, bundle.json (the root, given by tag, needs no tag list): %d for the graph, **%.2f per package**. The latency bound is depth × requests per level × delay = %d × %d × %s = **%s**; with at most j requests in flight the throughput floor is requests × delay / j.\n\n",
-		perPackage, minReq, float64(minReq)/float64(spec.Packages), spec.Depth, perPackage, cfg.W2Delay, secs(bound))
+	p("A Porter bundle's minimum is %d requests: tag list, index, config manifest, bundle.json (the root, given by tag, needs no tag list): %d for the graph, **%.2f per package**. The latency bound is depth × requests per level × delay = %d × %d × %s = **%s**. Resolution keeps its own number of reads in flight, `--metadata-jobs` (left at its default, %d, in every row; `-j` bounds blob copies), so the throughput floor is requests × delay / %d.\n\n",
+		perPackage, minReq, float64(minReq)/float64(spec.Packages), spec.Depth, perPackage, cfg.W2Delay, secs(bound), W2MetadataJobs, W2MetadataJobs)
 	p("| command | time | packages | requests | per package | repeated reads | by kind | vs bound %s | throughput floor | vs floor |\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|\n", secs(bound))
 	for _, r := range res.W2 {
 		if s := r.status(); s != "" {
@@ -253,7 +265,7 @@ func (res *Results) writeW2(b *strings.Builder) {
 			continue
 		}
 		m, _ := Median(r.Samples)
-		floor := time.Duration(m.Stats.Requests) * cfg.W2Delay / time.Duration(max(1, r.Jobs))
+		floor := time.Duration(m.Stats.Requests) * cfg.W2Delay / W2MetadataJobs
 		p("| ferry resolve %s | %s | %d | %d | %.2f | %d | %s | %s | %s | %s |\n", r.Mode, secs(m.Wall), r.Packages, m.Stats.Requests,
 			float64(m.Stats.Requests)/float64(max(1, r.Packages)), m.Stats.Repeats, m.Stats.KindsString(),
 			ratio(m.Wall.Seconds(), bound.Seconds()), secs(floor), ratio(m.Wall.Seconds(), floor.Seconds()))

@@ -96,6 +96,10 @@ type Exec struct {
 	// every descendant it waited for (ru_maxrss, as GNU time reports it
 	// with %M: see TimeBin).
 	MaxRSS int64
+	// CPU is the user and system CPU time of the process and every
+	// descendant it waited for (wait4's rusage): unlike Wall, it hardly
+	// changes with what else the machine runs.
+	CPU time.Duration
 	// Err is set when the command failed; Stderr holds its last output.
 	Err    error
 	Stdout []byte
@@ -134,6 +138,9 @@ func Run(ctx context.Context, dir string, env []string, stdin []byte, argv ...st
 	start := time.Now()
 	err := cmd.Run()
 	e := Exec{Wall: time.Since(start), Stdout: stdout.Bytes()}
+	if cmd.ProcessState != nil {
+		e.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	if rssFile != "" {
 		if b, err := os.ReadFile(rssFile); err == nil {
 			lines := strings.Fields(string(b))

@@ -36,7 +36,7 @@ func main() {
 	scale := flag.Float64("scale", 1, "multiplies W1's 40 repositories and W2's 1,000 packages")
 	w3MiB := flag.Int64("w3-mib", 512, "W3's layer size in MiB (PRODUCT.md: 2048)")
 	parallel := flag.Int("parallel", 8, "peers' xargs -P and ferry's -j in the parallel mode")
-	workloads := flag.String("workloads", "w1,w2,w3,helm,faults", "comma-separated workloads to run: w1 (with W4), w2, w3, helm (W5: a Helm chart closure), faults")
+	workloads := flag.String("workloads", "w1,w1lat,w2,w3,helm,faults,scale,mounts", "comma-separated workloads to run: w1 (with W4 and the bound), w1lat (W1 with 20 ms per request on both sides), w2, w3, helm (W5: a Helm chart closure), faults, scale (40/200/1,000 repositories against crane, resolution of 1,000 and 10,000 packages, bookkeeping up to 30,000), mounts (200 repositories onto a registry refusing mounts)")
 	faultSeeds := flag.Int("fault-seeds", 10, "seeds of the fault benchmark: one first run per tool per seed")
 	faultRate := flag.Float64("fault-rate", 0.10, "fraction of requests the fault benchmark's proxies give a fault")
 	reasons := flag.String("unavailable", "", "file of \"TOOL<TAB>REASON\" lines for peers the setup could not install")
@@ -79,9 +79,24 @@ func main() {
 		W2Delay: 20 * time.Millisecond,
 		W2Jobs:  []int{*parallel, 64},
 		W3Size:  *w3MiB * bench.MiB,
+		// W1 with latency: 20 ms per request on both sides (issue 14).
+		W1Delay: 20 * time.Millisecond,
+		Bound:   boundCommand(dir),
 		// W5: issue 11's 100-chart closure, 6 versions per chart.
 		Helm:     bench.HelmSpec{Charts: max(5, int(math.Round(100**scale))), Depth: 5, Tags: 6, Images: true},
 		HelmJobs: []int{*parallel, 64},
+		// Issue 14: W1's shape with small content, so 1,000 repositories
+		// take minutes; the 1,000-repository and 10,000-package figures
+		// run once.
+		Scale: bench.ScaleSpec{
+			Shape:       bench.W1Spec{Base: 1 * bench.MiB, Unique1: 16 << 10, Unique2: 64 << 10},
+			Repos:       []int{40, 200, 1000},
+			OnceAbove:   200,
+			Packages:    []int{1000, 10000},
+			Tags:        3,
+			Bookkeeping: []int{1000, 10000, 30000},
+		},
+		Mounts: bench.MountsSpec{Repos: 200},
 		Faults: bench.FaultSpec{
 			W1:       bench.W1Spec{Repos: max(2, int(math.Round(10**scale))), Base: 8 * bench.MiB, Unique1: 1 * bench.MiB, Unique2: 4 * bench.MiB},
 			Seeds:    *faultSeeds,
