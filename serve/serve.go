@@ -233,7 +233,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("serve: listen on %s: %w", addr, err)
 		}
 	}
-	g.next = newMux(app, opts.Extra)
+	var reg http.Handler = app
+	if opts.TokenAuth == nil {
+		// Token authentication is distribution's own, inside app: with
+		// it, every blob goes through app. Otherwise the guard in front
+		// has already authorised the request (see blobs.go).
+		reg = blobFiles{root: opts.Root, next: app}
+	}
+	g.next = newMux(reg, opts.Extra)
 	var h http.Handler = g
 	if opts.Wrap != nil {
 		h = opts.Wrap(h)
