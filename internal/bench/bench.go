@@ -265,21 +265,10 @@ type target struct {
 	dir   string
 }
 
+// newTarget starts a fresh registry in a directory of cfg.Work named
+// after name, behind a proxy that counts its traffic.
 func newTarget(ctx context.Context, cfg Config, name string) (*target, error) {
-	dir, err := os.MkdirTemp(cfg.Work, name+"-")
-	if err != nil {
-		return nil, err
-	}
-	reg, err := StartRegistry(ctx, cfg.Ferry, dir)
-	if err != nil {
-		return nil, err
-	}
-	p, err := StartProxy(reg.Addr, 0)
-	if err != nil {
-		reg.Close()
-		return nil, err
-	}
-	return &target{reg: reg, proxy: p, dir: dir}, nil
+	return newDelayedTarget(ctx, cfg, name, 0)
 }
 
 func (t *target) close() {
@@ -305,6 +294,34 @@ func checkDigests(ctx context.Context, c *client.Client, host, prefix string, re
 		}
 	}
 	return nil
+}
+
+// measureCopy runs run, a copy of refs into t's mirror, counting the
+// traffic through t's proxy and sp (the source's proxy) from the start
+// of run, and returns the run with both counts. ok reports whether run
+// succeeded: then its sample (with Exec.CPU when cpu is set) is in
+// row.Samples and a copy that differs from the source fails the row;
+// otherwise row.Failed says why, the failure is logged and t is closed.
+func (t *target) measureCopy(ctx context.Context, cfg *Config, c *client.Client, row *Row, sp *Proxy, refs []Ref, cpu bool, run func() Exec) (e Exec, st, sst Stats, ok bool) {
+	sp.Take()
+	e = run()
+	st, sst = t.proxy.Take(), sp.Take()
+	if e.Err != nil {
+		row.Failed = fmt.Sprintf("%v: %s", e.Err, e.Stderr)
+		cfg.logf("  failed: %s", row.Failed)
+		t.close()
+		return e, st, sst, false
+	}
+	s := Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, Stats: st, Source: sst}
+	if cpu {
+		s.CPU = e.CPU
+	}
+	row.Samples = append(row.Samples, s)
+	if err := checkDigests(ctx, c, t.reg.Addr, "mirror/", refs); err != nil {
+		row.DigestsOK = false
+		row.Failed = "copy differs from the source: " + err.Error()
+	}
+	return e, st, sst, true
 }
 
 // genW1 generates W1 into src once and returns its images.
@@ -436,19 +453,9 @@ func (res *Results) runW1(ctx context.Context, c *client.Client, src *Registry, 
 				return err
 			}
 			cp, rerun, verify, deep := cl.run(t)
-			sp.Take()
-			e := cp()
-			st, sst := t.proxy.Take(), sp.Take()
-			if e.Err != nil {
-				row.Failed = fmt.Sprintf("%v: %s", e.Err, e.Stderr)
-				cfg.logf("  failed: %s", row.Failed)
-				t.close()
+			e, st, sst, ok := t.measureCopy(ctx, &cfg, c, row, sp, refs, false, cp)
+			if !ok {
 				continue
-			}
-			row.Samples = append(row.Samples, Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, Stats: st, Source: sst})
-			if err := checkDigests(ctx, c, t.reg.Addr, "mirror/", refs); err != nil {
-				row.DigestsOK = false
-				row.Failed = "copy differs from the source: " + err.Error()
 			}
 			cfg.logf("  %.2fs, %s up, %d uploads, %d mounts, %d requests; read %s in %d requests from the source", e.Wall.Seconds(), Bytes(st.BytesUp), st.BlobUploads, st.Mounts, st.Requests, Bytes(sst.BytesDown), sst.Requests)
 			if rerun != nil {
@@ -540,20 +547,11 @@ func (res *Results) runW3(ctx context.Context, c *client.Client, src *Registry, 
 					continue
 				}
 			}
-			sp.Take()
-			e := Run(ctx, dir, cl.env, nil, cl.args(t)...)
-			st, sst := t.proxy.Take(), sp.Take()
-			if e.Err != nil {
-				row.Failed = fmt.Sprintf("%v: %s", e.Err, e.Stderr)
-				cfg.logf("  failed: %s", row.Failed)
-			} else {
-				row.Samples = append(row.Samples, Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, Stats: st, Source: sst})
-				if err := checkDigests(ctx, c, t.reg.Addr, "mirror/", []Ref{ref}); err != nil {
-					row.DigestsOK = false
-					row.Failed = "copy differs from the source: " + err.Error()
-				}
-				cfg.logf("  %.2fs, peak RSS %s, %s up", e.Wall.Seconds(), Bytes(e.MaxRSS), Bytes(st.BytesUp))
+			e, st, _, ok := t.measureCopy(ctx, &cfg, c, row, sp, []Ref{ref}, false, func() Exec { return Run(ctx, dir, cl.env, nil, cl.args(t)...) })
+			if !ok {
+				continue
 			}
+			cfg.logf("  %.2fs, peak RSS %s, %s up", e.Wall.Seconds(), Bytes(e.MaxRSS), Bytes(st.BytesUp))
 			t.close()
 		}
 	}

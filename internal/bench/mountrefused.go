@@ -109,20 +109,10 @@ func (res *Results) runMounts(ctx context.Context, c *client.Client, src *scaleS
 				return err
 			}
 			t.proxy.RefuseMounts = true
-			src.proxy.Take()
 			t.proxy.Take()
-			e := cl.run(t)
-			st, sst := t.proxy.Take(), src.proxy.Take()
-			if e.Err != nil {
-				row.Failed = fmt.Sprintf("%v: %s", e.Err, e.Stderr)
-				cfg.logf("  failed: %s", row.Failed)
-				t.close()
+			e, st, _, ok := t.measureCopy(ctx, &cfg, c, row, src.proxy, refs, true, func() Exec { return cl.run(t) })
+			if !ok {
 				continue
-			}
-			row.Samples = append(row.Samples, Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, CPU: e.CPU, Stats: st, Source: sst})
-			if err := checkDigests(ctx, c, t.reg.Addr, "mirror/", refs); err != nil {
-				row.DigestsOK = false
-				row.Failed = "copy differs from the source: " + err.Error()
 			}
 			cfg.logf("  %.2fs, %d requests, %d mount tries (%d refused), %d upload sessions, %d left open", e.Wall.Seconds(), st.Requests, st.MountTries, st.MountMisses, st.Sessions, st.SessionsOpen)
 			t.close()

@@ -17,8 +17,6 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
 	"oras.land/oras-go/v2/errdef"
-
-	"github.com/ferryhq/ferry/internal/fixture"
 )
 
 // ResolveScale is one synthetic closure of the scale benchmark, resolved.
@@ -176,48 +174,18 @@ func WriteW2(ctx context.Context, root, host, refHost string, spec W2Spec, jobs 
 	if spec.Tags < 2 {
 		return Ref{}, errors.New("W2: at least 2 tags per package")
 	}
-	versions := W2Versions(spec.Tags)
-	selected := versions[len(versions)-2]
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(jobs)
 	var rootRef Ref
 	for l, n := range levels {
 		for i := range n {
 			g.Go(func() error {
-				name := W2Name(l, i)
-				repo := DiskRepo{Root: root, Name: name}
-				var deps []fixture.Dep
-				if l+1 < len(levels) {
-					for _, j := range W2Children(i, n, levels[l+1]) {
-						deps = append(deps, fixture.Dep{
-							Name:   fmt.Sprintf("l%d-p%04d", l+1, j),
-							Bundle: refHost + "/" + W2Name(l+1, j),
-							Ranges: []string{W2Range},
-						})
-					}
+				repo := DiskRepo{Root: root, Name: W2Name(l, i)}
+				r, err := pushW2Package(ctx, repo, host, refHost, spec, levels, l, i)
+				if l == 0 && i == 0 {
+					rootRef = r
 				}
-				short := fmt.Sprintf("l%d-p%04d", l, i)
-				var shared []string
-				for _, v := range versions {
-					tag := "v" + v
-					if v != selected && !spec.AllTagsDistinct {
-						shared = append(shared, tag)
-						continue
-					}
-					d, err := fixture.PushBundle(ctx, repo, host+"/"+name, fixture.Bundle{Name: short, Version: v, Tags: []string{tag}, Deps: deps})
-					if err != nil {
-						return err
-					}
-					if v == selected && l == 0 && i == 0 {
-						rootRef = Ref{Repo: name, Tag: tag, Digest: d.Digest}
-					}
-				}
-				if len(shared) > 0 {
-					if _, err := fixture.PushBundle(ctx, repo, host+"/"+name, fixture.Bundle{Name: short, Version: "1.0.0", Tags: shared, Deps: deps}); err != nil {
-						return err
-					}
-				}
-				return nil
+				return err
 			})
 		}
 	}

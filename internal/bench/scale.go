@@ -172,20 +172,10 @@ func (res *Results) runScale(ctx context.Context, c *client.Client, src *scaleSo
 				if err != nil {
 					return err
 				}
-				src.proxy.Take()
 				t.proxy.Take()
-				e := cl.run(t)
-				st, sst := t.proxy.Take(), src.proxy.Take()
-				if e.Err != nil {
-					row.Failed = fmt.Sprintf("%v: %s", e.Err, e.Stderr)
-					cfg.logf("  failed: %s", row.Failed)
-					t.close()
+				e, st, sst, ok := t.measureCopy(ctx, &cfg, c, row, src.proxy, refs, true, func() Exec { return cl.run(t) })
+				if !ok {
 					continue
-				}
-				row.Samples = append(row.Samples, Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, CPU: e.CPU, Stats: st, Source: sst})
-				if err := checkDigests(ctx, c, t.reg.Addr, "mirror/", refs); err != nil {
-					row.DigestsOK = false
-					row.Failed = "copy differs from the source: " + err.Error()
 				}
 				cfg.logf("  %.2fs (CPU %.2fs), %d requests to the mirror, %s up, %d requests to the source", e.Wall.Seconds(), e.CPU.Seconds(), st.Requests, Bytes(st.BytesUp), sst.Requests)
 				t.close()

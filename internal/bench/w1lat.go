@@ -137,19 +137,9 @@ func (res *Results) runW1Lat(ctx context.Context, c *client.Client, src *Registr
 					continue
 				}
 			}
-			sp.Take()
-			e := cl.run(t)
-			st, sst := t.proxy.Take(), sp.Take()
-			if e.Err != nil {
-				row.Failed = fmt.Sprintf("%v: %s", e.Err, e.Stderr)
-				cfg.logf("  failed: %s", row.Failed)
-				t.close()
+			e, st, sst, ok := t.measureCopy(ctx, &cfg, c, row, sp, refs, false, func() Exec { return cl.run(t) })
+			if !ok {
 				continue
-			}
-			row.Samples = append(row.Samples, Sample{Wall: e.Wall, MaxRSS: e.MaxRSS, Stats: st, Source: sst})
-			if err := checkDigests(ctx, c, t.reg.Addr, "mirror/", refs); err != nil {
-				row.DigestsOK = false
-				row.Failed = "copy differs from the source: " + err.Error()
 			}
 			cfg.logf("  %.2fs, %d requests to the mirror, %d to the source", e.Wall.Seconds(), st.Requests, sst.Requests)
 			t.close()

@@ -12,6 +12,7 @@ import (
 	"github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
+	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
 
@@ -276,54 +277,21 @@ func PushW2(ctx context.Context, c *client.Client, host, refHost string, spec W2
 	if levels == nil {
 		return Ref{}, fmt.Errorf("W2: %d packages cannot fill %d levels", spec.Packages, spec.Depth)
 	}
-	versions := W2Versions(spec.Tags)
-	selected := versions[len(versions)-2]
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(jobs)
 	var root Ref
 	for l, n := range levels {
 		for i := range n {
 			g.Go(func() error {
-				name := W2Name(l, i)
-				repoRef := host + "/" + name
-				repo, err := c.Repository(repoRef)
+				repo, err := c.Repository(host + "/" + W2Name(l, i))
 				if err != nil {
 					return err
 				}
-				var deps []fixture.Dep
-				if l+1 < len(levels) {
-					for _, j := range W2Children(i, n, levels[l+1]) {
-						deps = append(deps, fixture.Dep{
-							Name:   fmt.Sprintf("l%d-p%04d", l+1, j),
-							Bundle: refHost + "/" + W2Name(l+1, j),
-							Ranges: []string{W2Range},
-						})
-					}
+				r, err := pushW2Package(ctx, repo, host, refHost, spec, levels, l, i)
+				if l == 0 && i == 0 {
+					root = r
 				}
-				short := fmt.Sprintf("l%d-p%04d", l, i)
-				var shared []string
-				for _, v := range versions {
-					tag := "v" + v
-					switch {
-					case v == selected || spec.AllTagsDistinct:
-						d, err := fixture.PushBundle(ctx, repo, repoRef, fixture.Bundle{Name: short, Version: v, Tags: []string{tag}, Deps: deps})
-						if err != nil {
-							return err
-						}
-						if v == selected && l == 0 && i == 0 {
-							root = Ref{Repo: name, Tag: tag, Digest: d.Digest}
-						}
-					default:
-						shared = append(shared, tag)
-					}
-				}
-				if len(shared) > 0 {
-					// One older bundle carries every tag but the selected one.
-					if _, err := fixture.PushBundle(ctx, repo, repoRef, fixture.Bundle{Name: short, Version: "1.0.0", Tags: shared, Deps: deps}); err != nil {
-						return err
-					}
-				}
-				return nil
+				return err
 			})
 		}
 	}
@@ -331,4 +299,51 @@ func PushW2(ctx context.Context, c *client.Client, host, refHost string, spec W2
 		return Ref{}, err
 	}
 	return root, nil
+}
+
+// pushW2Package pushes package i of level l of W2 (levels packages per
+// level) to target as host's repository W2Name(l, i): one bundle for the
+// selected version, 1.(spec.Tags-2).0, or one for every version when
+// spec.AllTagsDistinct, and one older bundle carrying every other tag.
+// Its dependencies name refHost. It returns the selected bundle's
+// reference (without host).
+func pushW2Package(ctx context.Context, target oras.Target, host, refHost string, spec W2Spec, levels []int, l, i int) (Ref, error) {
+	versions := W2Versions(spec.Tags)
+	selected := versions[len(versions)-2]
+	name := W2Name(l, i)
+	repoRef := host + "/" + name
+	var deps []fixture.Dep
+	if l+1 < len(levels) {
+		for _, j := range W2Children(i, levels[l], levels[l+1]) {
+			deps = append(deps, fixture.Dep{
+				Name:   fmt.Sprintf("l%d-p%04d", l+1, j),
+				Bundle: refHost + "/" + W2Name(l+1, j),
+				Ranges: []string{W2Range},
+			})
+		}
+	}
+	short := fmt.Sprintf("l%d-p%04d", l, i)
+	var ref Ref
+	var shared []string
+	for _, v := range versions {
+		tag := "v" + v
+		if v != selected && !spec.AllTagsDistinct {
+			shared = append(shared, tag)
+			continue
+		}
+		d, err := fixture.PushBundle(ctx, target, repoRef, fixture.Bundle{Name: short, Version: v, Tags: []string{tag}, Deps: deps})
+		if err != nil {
+			return Ref{}, err
+		}
+		if v == selected {
+			ref = Ref{Repo: name, Tag: tag, Digest: d.Digest}
+		}
+	}
+	if len(shared) > 0 {
+		// One older bundle carries every tag but the selected one.
+		if _, err := fixture.PushBundle(ctx, target, repoRef, fixture.Bundle{Name: short, Version: "1.0.0", Tags: shared, Deps: deps}); err != nil {
+			return Ref{}, err
+		}
+	}
+	return ref, nil
 }
