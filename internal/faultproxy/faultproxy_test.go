@@ -244,11 +244,13 @@ func wantReset(t *testing.T, o outcome) {
 // the stall gives up; the next request, with faults off, goes through.
 func TestStallOutlastsClientTimeout(t *testing.T) {
 	reg, d, _ := upstream(t)
-	p := startProxy(t, reg.Host, Options{Rate: 1, Kinds: []Kind{Stall}, StallMin: 300 * time.Millisecond, StallMax: 300 * time.Millisecond})
+	// The stall ends when the client leaves, so it can be long: the
+	// client's timeout (1 s) must leave time for the request to reach the
+	// proxy on a loaded machine, or the proxy never sees the stall (a
+	// 20 ms timeout failed so under `make test`), yet always fire first.
+	p := startProxy(t, reg.Host, Options{Rate: 1, Kinds: []Kind{Stall}, StallMin: 30 * time.Second, StallMax: 30 * time.Second})
 	addr := "http://" + p.Addr + "/v2/faults/test/blobs/" + d.String()
-	// The answer cannot come before the stall ends, so a timeout shorter
-	// than the stall always fires first.
-	if o := do(t, fresh(20*time.Millisecond), http.MethodGet, addr, nil); o.err == nil {
+	if o := do(t, fresh(time.Second), http.MethodGet, addr, nil); o.err == nil {
 		t.Fatalf("got status %d through a stall longer than the client's timeout", o.status)
 	}
 	p.SetRate(0)
