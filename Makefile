@@ -1,5 +1,8 @@
 GO ?= go
 BIN := bin/ferry
+# Static, as the release binaries are (scripts/dist.sh): what the tests run
+# is what users run, and no test binary waits on gcc to link.
+export CGO_ENABLED ?= 0
 
 .PHONY: build test demo bench interop vet fmt fuzz tools goinstall dist
 

@@ -28,12 +28,17 @@ trap 'rm -rf "$bin"' EXIT
 start=$(date +%s)
 n=0
 for pkg in "${PKGS[@]}"; do
-	file="$pkg/fuzz_test.go"
-	if [ ! -f "$file" ]; then
-		echo "fuzz: $file is missing" >&2
+	if [ ! -f "$pkg/fuzz_test.go" ]; then
+		echo "fuzz: $pkg/fuzz_test.go is missing" >&2
 		exit 1
 	fi
-	"$GO" test -c -fuzz=. -o "$bin/$pkg.test" "./$pkg"
+done
+# go test -c -fuzz takes one package at a time, and most of each build is
+# one single-threaded link: build them side by side, a job per core.
+printf '%s\n' "${PKGS[@]}" | xargs -P "$(nproc 2>/dev/null || echo 2)" -I{} \
+	"$GO" test -c -fuzz=. -o "$bin/{}.test" "./{}"
+for pkg in "${PKGS[@]}"; do
+	file="$pkg/fuzz_test.go"
 	for target in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(f \*testing\.F).*/\1/p' "$file"); do
 		echo "fuzz: ./$pkg $target for $FUZZTIME"
 		if ! (cd "$pkg" && "$bin/$pkg.test" -test.run='^$' -test.fuzz="^${target}\$" \
