@@ -138,10 +138,12 @@ type cachingClient struct {
 	cache *readCache
 }
 
-// Do implements remote.Client.
+// Do implements remote.Client. The path patterns are tried only on paths
+// holding their fixed part: a resolve makes thousands of requests, and the
+// patterns' leading ".+" makes each try a backtracking match.
 func (c *cachingClient) Do(req *http.Request) (*http.Response, error) {
 	key := req.URL.Host + req.URL.Path
-	isManifest := manifestByDigest.MatchString(req.URL.Path)
+	isManifest := strings.Contains(req.URL.Path, "/manifests/") && manifestByDigest.MatchString(req.URL.Path)
 	read := req.Method == http.MethodGet || req.Method == http.MethodHead
 	var pushed []byte // a manifest this request pushes, to keep once accepted
 	if name, ok := repoOfManifests(req.URL.Path); ok && !read {
@@ -150,13 +152,13 @@ func (c *cachingClient) Do(req *http.Request) (*http.Response, error) {
 			pushed = bodyOf(req)
 		}
 	}
-	if req.Method == http.MethodGet && tagListPath.MatchString(req.URL.Path) {
+	if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/tags/list") && tagListPath.MatchString(req.URL.Path) {
 		return c.tagList(req)
 	}
-	if req.Method == http.MethodGet && referrersPath.MatchString(req.URL.Path) {
+	if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/referrers/") && referrersPath.MatchString(req.URL.Path) {
 		return c.referrers(req)
 	}
-	if read && !isManifest && manifestByTag.MatchString(req.URL.Path) {
+	if read && !isManifest && strings.Contains(req.URL.Path, "/manifests/") && manifestByTag.MatchString(req.URL.Path) {
 		if resp := c.absentTag(req); resp != nil {
 			return resp, nil
 		}
@@ -190,7 +192,7 @@ func (c *cachingClient) Do(req *http.Request) (*http.Response, error) {
 			cachedManifest{mediaType: req.Header.Get("Content-Type"), data: pushed})
 	case isManifest && req.Method == http.MethodGet && resp.StatusCode == http.StatusOK:
 		return c.keep(req, resp, digest.Digest(lastSegment(req.URL.Path))), nil
-	case req.Method == http.MethodGet && resp.StatusCode == http.StatusOK && manifestByTag.MatchString(req.URL.Path):
+	case req.Method == http.MethodGet && resp.StatusCode == http.StatusOK && strings.Contains(req.URL.Path, "/manifests/") && manifestByTag.MatchString(req.URL.Path):
 		// A manifest read by tag is kept under its digest: a later read
 		// by digest (resolution reads tags, the copy and the signature
 		// lookup digests) is then answered here. The tag itself is

@@ -169,7 +169,7 @@ func isBlobGet(req *http.Request) bool {
 		return false
 	}
 	for r := req; r != nil; {
-		if blobPathRE.MatchString(r.URL.Path) {
+		if strings.Contains(r.URL.Path, "/blobs/") && blobPathRE.MatchString(r.URL.Path) {
 			return true
 		}
 		if r.Response == nil {

@@ -23,7 +23,7 @@ const OCIScheme = "oci://"
 // format may prefix the scheme with its own name ("kudo+https://…") when
 // its repositories are not Helm's.
 func IsURLSource(s string) bool {
-	return urlScheme.MatchString(s)
+	return strings.Contains(s, "://") && urlScheme.MatchString(s)
 }
 
 // urlScheme matches the start of a URL source: http:// or https://,

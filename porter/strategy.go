@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/Masterminds/semver/v3"
 )
@@ -122,7 +124,7 @@ func (s VersionStrategy) Pick(refTag, constraint string, prereleases bool, tags 
 		}
 		return "", fmt.Errorf("version range %q with version strategy %q needs a tag in the reference; use the max-patch, max-minor, min or highest strategy to resolve ranges: %w", constraint, s, errNoTag)
 	}
-	c, err := semver.NewConstraint(constraint)
+	c, err := parseConstraint(constraint)
 	if err != nil {
 		return "", fmt.Errorf("invalid version constraint %q: %w", constraint, err)
 	}
@@ -137,7 +139,7 @@ func (s VersionStrategy) Pick(refTag, constraint string, prereleases bool, tags 
 			narrowExpr = fmt.Sprintf(">= %d.0.0, < %d.0.0", v.Major(), v.Major()+1)
 		}
 		if narrowExpr != "" {
-			narrow, err = semver.NewConstraint(narrowExpr)
+			narrow, err = parseConstraint(narrowExpr)
 			if err != nil {
 				return "", fmt.Errorf("version strategy %s: %w", s, err)
 			}
@@ -160,7 +162,64 @@ func (s VersionStrategy) Pick(refTag, constraint string, prereleases bool, tags 
 // tagVersion reads a tag as a semantic version the way Porter does
 // (pkg/cnab/oci_reference.go semverFromTag).
 func tagVersion(tag string) (*semver.Version, error) {
-	return semver.NewVersion(strings.Replace(tag, "_", "+", 1))
+	if r, ok := tagVersions.Load(tag); ok {
+		r := r.(parsedTag)
+		return r.v, r.err
+	}
+	v, err := semver.NewVersion(strings.Replace(tag, "_", "+", 1))
+	if tagVersionsHeld.Add(1) <= maxTagVersions {
+		tagVersions.Store(tag, parsedTag{v, err})
+	}
+	return v, err
+}
+
+// tagVersions memoises tagVersion for the run. Resolving a closure
+// chooses a repository's version once per edge into it, each time over
+// the same tag list, and Masterminds' parser runs a regular expression:
+// on a closure of 1,000 bundles of 30 tags (W2 in BENCHMARKS.md) parsing
+// was a seventh of the resolver's CPU. A semver.Version is never changed
+// after parsing (its methods return new values), so one is shared.
+var (
+	tagVersions     sync.Map // tag -> parsedTag
+	tagVersionsHeld atomic.Int64
+)
+
+// parseConstraint is semver.NewConstraint, memoised for the run as
+// tagVersion is (every edge of a closure may carry the same range). Each
+// call gets its own copy: Pick sets IncludePrerelease on it.
+func parseConstraint(expr string) (*semver.Constraints, error) {
+	if r, ok := constraints.Load(expr); ok {
+		r := r.(parsedConstraint)
+		if r.err != nil {
+			return nil, r.err
+		}
+		c := *r.c
+		return &c, nil
+	}
+	c, err := semver.NewConstraint(expr)
+	if tagVersionsHeld.Add(1) <= maxTagVersions {
+		constraints.Store(expr, parsedConstraint{c, err})
+	}
+	if err != nil {
+		return nil, err
+	}
+	cp := *c
+	return &cp, nil
+}
+
+var constraints sync.Map // expression -> parsedConstraint
+
+type parsedConstraint struct {
+	c   *semver.Constraints
+	err error
+}
+
+// maxTagVersions caps the tags and constraints the memos hold.
+const maxTagVersions = 1 << 16
+
+type parsedTag struct {
+	v   *semver.Version
+	err error
 }
 
 // selectTag is Porter's filterAndSelectTag (pkg/cnab/extended_bundle.go):

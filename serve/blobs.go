@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -22,7 +21,7 @@ import (
 // CPU clearing them, more than the resolver it served. A registry serving
 // many concurrent pulls holds 4 MiB per pull.
 //
-// blobFiles answers GET and HEAD of a blob itself when the repository
+// storageFiles (files.go) answers GET and HEAD of a blob itself when the repository
 // links it, with the headers distribution sends (ServeBlob: ETag,
 // Cache-Control, Docker-Content-Digest, Content-Type, Content-Length) and
 // ranges through http.ServeContent, as distribution does, reading the file
@@ -33,36 +32,16 @@ import (
 // repositories/NAME/_layers/sha256/HEX/link holds the digest, the content
 // is at blobs/sha256/HEX[:2]/HEX/data.
 
-// blobPath matches /v2/NAME/blobs/sha256:HEX, NAME as the distribution
-// spec's grammar has it (path components of lower-case alphanumerics
-// separated by ".", "_", "__" or dashes), so no component is "." or "..".
-var blobPath = regexp.MustCompile(`^/v2/([a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*)/blobs/(sha256:[a-f0-9]{64})$`)
-
 // blobCacheControl is distribution's blobCacheControlMaxAge (a year).
 var blobCacheControl = fmt.Sprintf("max-age=%.f", (365 * 24 * time.Hour).Seconds())
 
-// blobFiles serves linked blobs of the registry stored under root from
-// their files, and passes every other request to next.
-type blobFiles struct {
-	root string // the filesystem driver's rootdirectory
-	next http.Handler
-}
-
-func (b blobFiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		b.next.ServeHTTP(w, r)
-		return
-	}
-	m := blobPath.FindStringSubmatch(r.URL.Path)
-	if m == nil {
-		b.next.ServeHTTP(w, r)
-		return
-	}
-	name, d := m[1], digest.Digest(m[2])
-	f, size, ok := b.open(name, d)
+// serveBlob answers a GET or HEAD of blob d of repository name from its
+// file, and reports false, having written nothing, when the repository
+// does not link it.
+func (s storageFiles) serveBlob(w http.ResponseWriter, r *http.Request, name string, d digest.Digest) bool {
+	f, size, ok := s.open(name, d)
 	if !ok {
-		b.next.ServeHTTP(w, r)
-		return
+		return false
 	}
 	defer f.Close()
 	h := w.Header()
@@ -73,11 +52,12 @@ func (b blobFiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("Content-Length", fmt.Sprint(size))
 	http.ServeContent(w, r, d.String(), time.Time{}, f)
+	return true
 }
 
 // open returns the content file of d when repository name links it.
-func (b blobFiles) open(name string, d digest.Digest) (*os.File, int64, bool) {
-	v2 := filepath.Join(b.root, "docker", "registry", "v2")
+func (s storageFiles) open(name string, d digest.Digest) (*os.File, int64, bool) {
+	v2 := s.v2()
 	hex := d.Encoded()
 	link, err := os.ReadFile(filepath.Join(v2, "repositories", filepath.FromSlash(name), "_layers", "sha256", hex, "link"))
 	if err != nil || strings.TrimSpace(string(link)) != d.String() {

@@ -37,7 +37,7 @@ func TestBlobFiles(t *testing.T) {
 	// What distribution itself answers, for comparison.
 	dist := srv.Registry()
 	var passed []string
-	files := blobFiles{root: root, next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	files := storageFiles{root: root, next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		passed = append(passed, r.Method+" "+r.URL.Path)
 		dist.ServeHTTP(w, r)
 	})}

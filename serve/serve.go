@@ -236,9 +236,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	var reg http.Handler = app
 	if opts.TokenAuth == nil {
 		// Token authentication is distribution's own, inside app: with
-		// it, every blob goes through app. Otherwise the guard in front
-		// has already authorised the request (see blobs.go).
-		reg = blobFiles{root: opts.Root, next: app}
+		// it, every request goes through app. Otherwise the guard in
+		// front has already authorised the request (see files.go).
+		reg = storageFiles{root: opts.Root, next: app}
 	}
 	g.next = newMux(reg, opts.Extra)
 	var h http.Handler = g

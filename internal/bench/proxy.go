@@ -100,6 +100,14 @@ type Proxy struct {
 // delay to every request.
 func StartProxy(target string, delay time.Duration) (*Proxy, error) {
 	rp, _ := faultproxy.Forward(target)
+	// The proxy stands for network latency, so it should cost the machine
+	// as little CPU as it can: the 2 cores it shares with the tools are
+	// what W2 and W1-latency measure. A response is written as the
+	// server's buffer fills and flushed at its end (FlushInterval 0;
+	// streaming answers, of unknown length, are still flushed at once),
+	// not flushed after every write, and the copy buffers are reused.
+	rp.FlushInterval = 0
+	rp.BufferPool = &proxyBuffers
 	p := &Proxy{Delay: delay, seen: map[string]int{}, open: map[string]bool{}}
 	srv, addr, err := faultproxy.Listen(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p.Delay > 0 {
@@ -169,6 +177,20 @@ func (p *Proxy) record(r *http.Request, w *countingWriter, body *countingReader)
 		}
 	}
 }
+
+// proxyBuffers are the proxies' copy buffers (httputil.BufferPool).
+var proxyBuffers bufferPool
+
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) Get() []byte {
+	if v, ok := b.p.Get().(*[]byte); ok {
+		return *v
+	}
+	return make([]byte, 32<<10)
+}
+
+func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
 
 // Take returns the counts so far and starts counting afresh.
 func (p *Proxy) Take() Stats {
