@@ -94,7 +94,12 @@ type Client struct {
 // New returns a Client for opts.
 func New(opts Options) (*Client, error) {
 	base := http.DefaultTransport.(*http.Transport).Clone()
-	base.MaxIdleConnsPerHost = 64
+	// Keep as many connections to a registry as resolution has reads in
+	// flight (resolve.DefaultConcurrency, --metadata-jobs), and some: a
+	// connection closed after a burst is a new TCP (and TLS) handshake
+	// in the next.
+	base.MaxIdleConnsPerHost = 256
+	base.MaxIdleConns = 512
 	if opts.CAFile != "" {
 		pem, err := os.ReadFile(opts.CAFile)
 		if err != nil {

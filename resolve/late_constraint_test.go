@@ -48,7 +48,8 @@ func TestLateConstraint(t *testing.T) {
 	push("a", "1.0.0", dep("x", "^1"))
 	push("root", "1.0.0", dep("a", "^1"), dep("b", "^1"), dep("z", "^1"))
 
-	g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: h + "root:v1.0.0"}}, resolve.Options{Registry: c, Formats: []format.Format{sharedBundles{}}})
+	var rounds int
+	g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: h + "root:v1.0.0"}}, resolve.CountRounds(resolve.Options{Registry: c, Formats: []format.Format{sharedBundles{}}}, &rounds))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,5 +57,67 @@ func TestLateConstraint(t *testing.T) {
 		if got := g.Packages[h+src].Version; got != want {
 			t.Errorf("%s: %s, want %s", src, got, want)
 		}
+	}
+	if rounds < 2 {
+		t.Errorf("%d round: a constraint that arrived after x was read needs another", rounds)
+	}
+}
+
+// TestSettledRound: when every package's version was chosen from all the
+// constraints the closure places on it, the round is not repeated; when
+// one arrives after the package was read, it is, even if it does not
+// change the version.
+//
+//	settled: root -> a -> x "^1", root -> b -> x "<2" (both edges from one level)
+//	late:    root -> a -> x "^1", root -> b -> c -> x "<2" (c's edge arrives later)
+func TestSettledRound(t *testing.T) {
+	ctx := context.Background()
+	reg := registrytest.New(t)
+	c := registrytest.Client(t)
+	for _, tc := range []struct {
+		name       string
+		late       bool
+		wantRounds int
+	}{
+		{"settled", false, 1},
+		{"late", true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := reg.Host + "/settled-" + tc.name + "/"
+			push := func(name, version string, deps ...fixture.Dep) {
+				t.Helper()
+				repo, err := c.Repository(h + name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := fixture.PushBundle(ctx, repo, h+name, fixture.Bundle{Name: name, Version: version, Tags: []string{"v" + version}, Deps: deps}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dep := func(name, rng string) fixture.Dep {
+				return fixture.Dep{Name: name, Bundle: h + name + ":v1.0.0", Ranges: []string{rng}}
+			}
+			push("x", "1.0.0")
+			push("x", "1.2.0")
+			push("a", "1.0.0", dep("x", "^1"))
+			if tc.late {
+				push("c", "1.0.0", dep("x", "<2"))
+				push("b", "1.0.0", dep("c", "^1"))
+			} else {
+				push("b", "1.0.0", dep("x", "<2"))
+			}
+			push("root", "1.0.0", dep("a", "^1"), dep("b", "^1"))
+			var rounds int
+			g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: h + "root:v1.0.0"}}, resolve.CountRounds(resolve.Options{Registry: c, Formats: []format.Format{sharedBundles{}}}, &rounds))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := g.Packages[h+"x"].Version; got != "v1.2.0" {
+				t.Errorf("x: %s, want v1.2.0", got)
+			}
+			if rounds != tc.wantRounds {
+				t.Errorf("%d rounds, want %d", rounds, tc.wantRounds)
+			}
+		})
 	}
 }

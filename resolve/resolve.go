@@ -99,12 +99,20 @@ type Options struct {
 	// it, and the bytes of every manifest read (BlobBytes). A source
 	// resolved at two versions counts twice. Resolve never closes it.
 	Progress progress.Reporter
+
+	// rounds, when set, counts the rounds Resolve runs (tests).
+	rounds *int
 }
 
 // DefaultConcurrency is Options.Concurrency's default: enough reads in
 // flight for a closure of a thousand packages, eight levels deep, to
 // resolve within a few times depth × round trips per package × latency.
-const DefaultConcurrency = 64
+// W2 in BENCHMARKS.md (1,000 bundles, 20 ms per request) has its widest
+// level ask for about 120 at once; with 64 it spent most of its time
+// waiting for a slot (2.4–2.5 s, against 2.0–2.1 s with 128; 192 gained
+// nothing more). Each read is small: 128 of them are a burst of small GETs,
+// not of bandwidth.
+const DefaultConcurrency = 128
 
 // maxManifestBytes bounds a manifest read into memory.
 const maxManifestBytes = 4 << 20
@@ -164,6 +172,10 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 			nodes:      map[string]*Package{},
 			graph:      &Graph{Packages: map[string]*Package{}, Replaced: map[string]string{}},
 			replacing:  map[string]string{},
+			chosenBy:   map[string]int{},
+		}
+		if opts.rounds != nil {
+			*opts.rounds++
 		}
 		var level, rootKeys []string
 		for _, rr := range rootReqs {
@@ -185,7 +197,7 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 		if err := checkReplaceCycles(rs.replacing, opts.Replace); err != nil {
 			return nil, err
 		}
-		if sameReqs(rs.reqs, hints) && sameMap(rs.replacing, pkgReplace) {
+		if (sameReqs(rs.reqs, hints) || rs.settled()) && sameMap(rs.replacing, pkgReplace) {
 			g, err := rs.finish(rootKeys)
 			if err != nil {
 				return nil, err
@@ -469,6 +481,27 @@ type roundState struct {
 	order      []string                 // node keys in the order they were read
 	graph      *Graph
 	replacing  map[string]string // replaces declared in this round
+	// chosenBy holds, for each node whose version was chosen from this
+	// round's own requirements (no hint), how many there were then.
+	chosenBy map[string]int
+}
+
+// settled reports whether every node's version was chosen from all the
+// requirements the round ended up placing on it: none came after the
+// node was read (every edge into it is from a shallower level). The next
+// round would then choose every version from the same requirements, in
+// the same order, and so repeat this one exactly; it need not run. A
+// round that had hints is checked the usual way (sameReqs).
+func (rs *roundState) settled() bool {
+	if len(rs.hints) > 0 {
+		return false
+	}
+	for key, reqs := range rs.reqs {
+		if n, ok := rs.chosenBy[key]; !ok || n != len(reqs) {
+			return false
+		}
+	}
+	return true
 }
 
 func (rs *roundState) addReq(key string, req requirement, p Policy) {
@@ -484,6 +517,9 @@ type levelResult struct {
 	choice choice
 	entry  *fetchEntry
 	err    error
+	// chosenBy is how many of the round's own requirements the version
+	// was chosen from, or -1 when it was chosen from a hint.
+	chosenBy int
 }
 
 // run visits the closure breadth first, a level at a time, reading each
@@ -510,6 +546,9 @@ func (rs *roundState) run(ctx context.Context, level []string) error {
 			if res.err != nil {
 				unread = append(unread, res)
 				continue
+			}
+			if res.chosenBy >= 0 {
+				rs.chosenBy[res.key] = res.chosenBy
 			}
 			deps, err := rs.addPackage(res)
 			if err != nil {
@@ -558,7 +597,10 @@ func (rs *roundState) requirementsFor(key string) []requirement {
 func (rs *roundState) visit(ctx context.Context, key string) levelResult {
 	source := sourceOf(key)
 	reqs := rs.requirementsFor(key)
-	res := levelResult{key: key, source: source}
+	res := levelResult{key: key, source: source, chosenBy: -1}
+	if _, hinted := rs.hints[key]; !hinted {
+		res.chosenBy = len(reqs)
+	}
 	c, err := rs.choose(ctx, source, reqs, rs.policies[key])
 	if err != nil {
 		res.err = err

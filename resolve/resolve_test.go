@@ -371,6 +371,17 @@ func TestResolveCatalog(t *testing.T) {
 		if !slices.Equal(rep.Roots, []string{h + "/fixtures/diamond/app"}) {
 			t.Errorf("json roots = %v", rep.Roots)
 		}
+		// -o json is, byte for byte, what json.Encoder with a two-space
+		// indent writes (scripts may compare it).
+		var enc bytes.Buffer
+		e := json.NewEncoder(&enc)
+		e.SetIndent("", "  ")
+		if err := e.Encode(g.Report()); err != nil {
+			t.Fatal(err)
+		}
+		if enc.String() != out[resolve.OutputJSON] {
+			t.Errorf("-o json differs from json.Encoder's:\n%s\nwant:\n%s", out[resolve.OutputJSON], enc.String())
+		}
 		dot := out[resolve.OutputDot]
 		if !strings.HasPrefix(dot, "digraph ferry {") || !strings.Contains(dot, fmt.Sprintf("%q -> %q [label=%q];", h+"/fixtures/diamond/web", db.Source, "db")) {
 			t.Errorf("dot:\n%s", dot)
