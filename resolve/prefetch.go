@@ -55,14 +55,9 @@ func (rs *roundState) readAhead(source string, c choice, e *fetchEntry, reqs []r
 	}
 }
 
-// startAhead reads t ahead in a goroutine of its own.
+// startAhead reads t ahead, on the resolver's pool (aheadpool.go).
 func (rs *roundState) startAhead(t aheadTarget) {
-	r := rs.r
-	r.aheadWG.Add(1)
-	go func() {
-		defer r.aheadWG.Done()
-		rs.prefetch(r.ahead, t)
-	}()
+	rs.r.aheadPool.run(func() { rs.prefetch(rs.r.ahead, t) })
 }
 
 // prefetch chooses t's version as the level will, reads it, and goes on to

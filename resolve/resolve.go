@@ -129,9 +129,10 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 	// running, or sending requests, once Resolve returns.
 	var cancel context.CancelFunc
 	r.ahead, cancel = context.WithCancel(ctx)
+	r.aheadPool = newAheadPool(opts.Concurrency)
 	defer func() {
 		cancel()
-		r.aheadWG.Wait()
+		r.aheadPool.close()
 	}()
 	type rootReq struct {
 		key    string
@@ -268,11 +269,11 @@ type resolver struct {
 	queued, done map[string]bool
 	// slots holds a token per registry read in flight (opts.Concurrency).
 	slots chan struct{}
-	// ahead is the context of reads ahead, aheadWG counts them, and
+	// ahead is the context of reads ahead, aheadPool runs them, and
 	// prefetched holds what was read ahead (prefetch.go): node keys with
 	// their requirements, and with the object chosen.
 	ahead      context.Context
-	aheadWG    sync.WaitGroup
+	aheadPool  *aheadPool
 	prefetched map[string]bool
 }
 
