@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/ferryhq/ferry/client"
+
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/internal/fixture"
 	"github.com/ferryhq/ferry/internal/registrytest"
@@ -24,19 +26,7 @@ func TestLateConstraint(t *testing.T) {
 	reg := registrytest.New(t)
 	c := registrytest.Client(t)
 	h := reg.Host + "/late/"
-	push := func(name, version string, deps ...fixture.Dep) {
-		t.Helper()
-		repo, err := c.Repository(h + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := fixture.PushBundle(ctx, repo, h+name, fixture.Bundle{Name: name, Version: version, Tags: []string{"v" + version}, Deps: deps}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dep := func(name, rng string) fixture.Dep {
-		return fixture.Dep{Name: name, Bundle: h + name + ":v1.0.0", Ranges: []string{rng}}
-	}
+	push, dep := bundlePushers(t, c, h)
 	push("y", "1.0.0")
 	push("y", "2.0.0")
 	push("x", "1.4.0", dep("y", "^1"))
@@ -84,19 +74,7 @@ func TestSettledRound(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := reg.Host + "/settled-" + tc.name + "/"
-			push := func(name, version string, deps ...fixture.Dep) {
-				t.Helper()
-				repo, err := c.Repository(h + name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := fixture.PushBundle(ctx, repo, h+name, fixture.Bundle{Name: name, Version: version, Tags: []string{"v" + version}, Deps: deps}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			dep := func(name, rng string) fixture.Dep {
-				return fixture.Dep{Name: name, Bundle: h + name + ":v1.0.0", Ranges: []string{rng}}
-			}
+			push, dep := bundlePushers(t, c, h)
 			push("x", "1.0.0")
 			push("x", "1.2.0")
 			push("a", "1.0.0", dep("x", "^1"))
@@ -120,4 +98,24 @@ func TestSettledRound(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bundlePushers returns push, which pushes bundle NAME at VERSION (tag
+// vVERSION) into repository prefix+NAME, and dep, which makes a
+// dependency on prefix+NAME with one range.
+func bundlePushers(t *testing.T, c *client.Client, prefix string) (push func(name, version string, deps ...fixture.Dep), dep func(name, rng string) fixture.Dep) {
+	push = func(name, version string, deps ...fixture.Dep) {
+		t.Helper()
+		repo, err := c.Repository(prefix + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fixture.PushBundle(context.Background(), repo, prefix+name, fixture.Bundle{Name: name, Version: version, Tags: []string{"v" + version}, Deps: deps}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dep = func(name, rng string) fixture.Dep {
+		return fixture.Dep{Name: name, Bundle: prefix + name + ":v1.0.0", Ranges: []string{rng}}
+	}
+	return push, dep
 }

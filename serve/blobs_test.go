@@ -18,19 +18,9 @@ import (
 // everything else reaches distribution.
 func TestBlobFiles(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	srv, err := Start(ctx, Options{Root: root, Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv, root, repo := startFilesServer(t)
 	content := []byte("0123456789 a blob served from its file")
 	d := digest.FromBytes(content)
-	repo, err := remote.NewRepository(srv.Addr + "/a/b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo.PlainHTTP = true
 	if err := repo.Push(ctx, ocispec.Descriptor{MediaType: "application/octet-stream", Digest: d, Size: int64(len(content))}, bytes.NewReader(content)); err != nil {
 		t.Fatal(err)
 	}
@@ -107,4 +97,22 @@ func TestBlobFiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startFilesServer starts a registry on loopback and returns it, its
+// storage directory and its repository a/b.
+func startFilesServer(t *testing.T) (*Server, string, *remote.Repository) {
+	t.Helper()
+	root := t.TempDir()
+	srv, err := Start(context.Background(), Options{Root: root, Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	repo, err := remote.NewRepository(srv.Addr + "/a/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.PlainHTTP = true
+	return srv, root, repo
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2/registry/remote"
 )
 
 // TestStorageFiles checks that manifests and tag lists answered from the
@@ -20,17 +19,7 @@ import (
 // every case storageFiles does not take reaches distribution.
 func TestStorageFiles(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	srv, err := Start(ctx, Options{Root: root, Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	repo, err := remote.NewRepository(srv.Addr + "/a/b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo.PlainHTTP = true
+	srv, root, repo := startFilesServer(t)
 	push := func(mediaType string, v any, tag string) ocispec.Descriptor {
 		t.Helper()
 		b, err := json.Marshal(v)
