@@ -160,46 +160,19 @@ func (s VersionStrategy) Pick(refTag, constraint string, prereleases bool, tags 
 }
 
 // tagVersion reads a tag as a semantic version the way Porter does
-// (pkg/cnab/oci_reference.go semverFromTag).
+// (pkg/cnab/oci_reference.go semverFromTag). A semver.Version is never
+// changed after parsing (its methods return new values), so one is shared.
 func tagVersion(tag string) (*semver.Version, error) {
-	if r, ok := tagVersions.Load(tag); ok {
-		r := r.(parsedTag)
-		return r.v, r.err
-	}
-	v, err := semver.NewVersion(strings.Replace(tag, "_", "+", 1))
-	if tagVersionsHeld.Add(1) <= maxTagVersions {
-		tagVersions.Store(tag, parsedTag{v, err})
-	}
-	return v, err
+	return tagVersions.get(tag, func() (*semver.Version, error) {
+		return semver.NewVersion(strings.Replace(tag, "_", "+", 1))
+	})
 }
 
-// tagVersions memoises tagVersion for the run. Resolving a closure
-// chooses a repository's version once per edge into it, each time over
-// the same tag list, and Masterminds' parser runs a regular expression:
-// on a closure of 1,000 bundles of 30 tags (W2 in BENCHMARKS.md) parsing
-// was a seventh of the resolver's CPU. A semver.Version is never changed
-// after parsing (its methods return new values), so one is shared.
-var (
-	tagVersions     sync.Map // tag -> parsedTag
-	tagVersionsHeld atomic.Int64
-)
-
-// parseConstraint is semver.NewConstraint, memoised for the run as
-// tagVersion is (every edge of a closure may carry the same range). Each
-// call gets its own copy: Pick sets IncludePrerelease on it.
+// parseConstraint is semver.NewConstraint, memoised as tagVersion is
+// (every edge of a closure may carry the same range). Each call gets its
+// own copy: Pick sets IncludePrerelease on it.
 func parseConstraint(expr string) (*semver.Constraints, error) {
-	if r, ok := constraints.Load(expr); ok {
-		r := r.(parsedConstraint)
-		if r.err != nil {
-			return nil, r.err
-		}
-		c := *r.c
-		return &c, nil
-	}
-	c, err := semver.NewConstraint(expr)
-	if tagVersionsHeld.Add(1) <= maxTagVersions {
-		constraints.Store(expr, parsedConstraint{c, err})
-	}
+	c, err := constraints.get(expr, func() (*semver.Constraints, error) { return semver.NewConstraint(expr) })
 	if err != nil {
 		return nil, err
 	}
@@ -207,19 +180,41 @@ func parseConstraint(expr string) (*semver.Constraints, error) {
 	return &cp, nil
 }
 
-var constraints sync.Map // expression -> parsedConstraint
+// Parsing is memoised for the process. Resolving a closure chooses a
+// repository's version once per edge into it, each time over the same
+// tag list, and Masterminds' parser runs a regular expression: on a
+// closure of 1,000 bundles of 30 tags (W2 in BENCHMARKS.md) parsing was a
+// seventh of the resolver's CPU.
+var (
+	tagVersions memo[*semver.Version]
+	constraints memo[*semver.Constraints]
+)
 
-type parsedConstraint struct {
-	c   *semver.Constraints
+// memo remembers the results of parsing strings, up to maxMemo of them.
+type memo[T any] struct {
+	m    sync.Map // string -> memoResult[T]
+	held atomic.Int64
+}
+
+// maxMemo caps the strings a memo holds.
+const maxMemo = 1 << 16
+
+type memoResult[T any] struct {
+	v   T
 	err error
 }
 
-// maxTagVersions caps the tags and constraints the memos hold.
-const maxTagVersions = 1 << 16
-
-type parsedTag struct {
-	v   *semver.Version
-	err error
+// get returns parse's result for key, calling it the first time.
+func (m *memo[T]) get(key string, parse func() (T, error)) (T, error) {
+	if r, ok := m.m.Load(key); ok {
+		r := r.(memoResult[T])
+		return r.v, r.err
+	}
+	v, err := parse()
+	if m.held.Add(1) <= maxMemo {
+		m.m.Store(key, memoResult[T]{v, err})
+	}
+	return v, err
 }
 
 // selectTag is Porter's filterAndSelectTag (pkg/cnab/extended_bundle.go):

@@ -482,8 +482,9 @@ type roundState struct {
 	order      []string                 // node keys in the order they were read
 	graph      *Graph
 	replacing  map[string]string // replaces declared in this round
-	// chosenBy holds, for each node whose version was chosen from this
-	// round's own requirements (no hint), how many there were then.
+	// chosenBy holds, for each node read, how many requirements its
+	// version was chosen from (settled reads it only in a round without
+	// hints, where they are the round's own).
 	chosenBy map[string]int
 }
 
@@ -518,8 +519,7 @@ type levelResult struct {
 	choice choice
 	entry  *fetchEntry
 	err    error
-	// chosenBy is how many of the round's own requirements the version
-	// was chosen from, or -1 when it was chosen from a hint.
+	// chosenBy is how many requirements the version was chosen from.
 	chosenBy int
 }
 
@@ -548,9 +548,7 @@ func (rs *roundState) run(ctx context.Context, level []string) error {
 				unread = append(unread, res)
 				continue
 			}
-			if res.chosenBy >= 0 {
-				rs.chosenBy[res.key] = res.chosenBy
-			}
+			rs.chosenBy[res.key] = res.chosenBy
 			deps, err := rs.addPackage(res)
 			if err != nil {
 				errs = append(errs, err)
@@ -598,10 +596,7 @@ func (rs *roundState) requirementsFor(key string) []requirement {
 func (rs *roundState) visit(ctx context.Context, key string) levelResult {
 	source := sourceOf(key)
 	reqs := rs.requirementsFor(key)
-	res := levelResult{key: key, source: source, chosenBy: -1}
-	if _, hinted := rs.hints[key]; !hinted {
-		res.chosenBy = len(reqs)
-	}
+	res := levelResult{key: key, source: source, chosenBy: len(reqs)}
 	c, err := rs.choose(ctx, source, reqs, rs.policies[key])
 	if err != nil {
 		res.err = err

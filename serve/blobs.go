@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/opencontainers/go-digest"
@@ -21,8 +20,8 @@ import (
 // CPU clearing them, more than the resolver it served. A registry serving
 // many concurrent pulls holds 4 MiB per pull.
 //
-// storageFiles (files.go) answers GET and HEAD of a blob itself when the repository
-// links it, with the headers distribution sends (ServeBlob: ETag,
+// storageFiles (files.go) answers GET and HEAD of a blob itself when the
+// repository links it, with the headers distribution sends (ServeBlob: ETag,
 // Cache-Control, Docker-Content-Digest, Content-Type, Content-Length) and
 // ranges through http.ServeContent, as distribution does, reading the file
 // in place. Everything else (a blob the repository does not link, a
@@ -57,13 +56,16 @@ func (s storageFiles) serveBlob(w http.ResponseWriter, r *http.Request, name str
 
 // open returns the content file of d when repository name links it.
 func (s storageFiles) open(name string, d digest.Digest) (*os.File, int64, bool) {
-	v2 := s.v2()
-	hex := d.Encoded()
-	link, err := os.ReadFile(filepath.Join(v2, "repositories", filepath.FromSlash(name), "_layers", "sha256", hex, "link"))
-	if err != nil || strings.TrimSpace(string(link)) != d.String() {
+	if link, ok := readLink(s.repo(name, "_layers", "sha256", d.Encoded(), "link")); !ok || link != d {
 		return nil, 0, false
 	}
-	f, err := os.Open(filepath.Join(v2, "blobs", "sha256", hex[:2], hex, "data"))
+	return s.blobFile(d)
+}
+
+// blobFile opens the content of d in the blob store: a regular file.
+func (s storageFiles) blobFile(d digest.Digest) (*os.File, int64, bool) {
+	hex := d.Encoded()
+	f, err := os.Open(filepath.Join(s.v2(), "blobs", "sha256", hex[:2], hex, "data"))
 	if err != nil {
 		return nil, 0, false
 	}

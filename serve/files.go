@@ -145,17 +145,15 @@ func (s storageFiles) serveManifest(w http.ResponseWriter, r *http.Request, name
 	if link, ok := readLink(s.repo(name, "_manifests", "revisions", "sha256", d.Encoded(), "link")); !ok || link != d {
 		return false
 	}
-	hex := d.Encoded()
-	f, err := os.Open(filepath.Join(s.v2(), "blobs", "sha256", hex[:2], hex, "data"))
-	if err != nil {
+	f, size, ok := s.blobFile(d)
+	if !ok {
 		return false
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() > maxManifestFile {
+	if size > maxManifestFile {
 		return false
 	}
-	content := make([]byte, st.Size())
+	content := make([]byte, size)
 	if n, err := f.ReadAt(content, 0); err != nil || n != len(content) {
 		return false
 	}

@@ -158,10 +158,7 @@ func (res *Results) writeMounts(b *strings.Builder) {
 			continue
 		}
 		med, _ := Median(r.Samples)
-		ok := "same as source"
-		if !r.DigestsOK {
-			ok = "**differ**"
-		}
+		ok := r.digestsCell()
 		p("| %s | %s | %s | %s | %s | %s | %d | %s | %d | %d | %d | %s | %s | %s |\n", r.Tool, r.Mode, secs(med.Wall), ratio(med.Wall.Seconds(), craneMed.Wall.Seconds()),
 			secs(med.CPU), ratio(med.CPU.Seconds(), craneMed.CPU.Seconds()),
 			med.Stats.Requests, ratio(float64(med.Stats.Requests), float64(craneMed.Stats.Requests)), med.Stats.MountTries, med.Stats.Sessions, med.Stats.SessionsOpen,

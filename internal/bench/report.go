@@ -171,10 +171,7 @@ func (res *Results) writeW1(b *strings.Builder) {
 			continue
 		}
 		m, _ := Median(r.Samples)
-		ok := "same as source"
-		if !r.DigestsOK {
-			ok = "**differ**"
-		}
+		ok := r.digestsCell()
 		p("| %s | %s | %s | %s | %s | %d | %d | %d | %s (%d) | %s | %s |\n", r.Tool, r.Mode, secs(m.Wall), ratio(m.Wall.Seconds(), refMed.Wall.Seconds()),
 			Bytes(m.Stats.BytesUp), m.Stats.BlobUploads, m.Stats.Mounts, m.Stats.Requests, Bytes(m.Source.BytesDown), m.Source.Requests, Bytes(m.MaxRSS), ok)
 	}
@@ -238,6 +235,15 @@ func (res *Results) writeW1(b *strings.Builder) {
 		p("%s\n", r.Command)
 	}
 	p("```\n\n")
+}
+
+// digestsCell is a row's digests column: whether the mirror's digests
+// are the source's.
+func (r *Row) digestsCell() string {
+	if r.DigestsOK {
+		return "same as source"
+	}
+	return "**differ**"
 }
 
 func (res *Results) writeW2(b *strings.Builder) {
@@ -311,10 +317,7 @@ func (res *Results) writeW3(b *strings.Builder) {
 		for _, s := range ref.Samples {
 			refPeak = max(refPeak, s.MaxRSS)
 		}
-		ok := "same as source"
-		if !r.DigestsOK {
-			ok = "**differ**"
-		}
+		ok := r.digestsCell()
 		p("| %s | %s | %s | %s | %s | %s | %s |\n", r.Tool, secs(m.Wall), ratio(m.Wall.Seconds(), refMed.Wall.Seconds()), Bytes(peak), ratio(float64(peak), float64(refPeak)), Bytes(m.Stats.BytesUp), ok)
 	}
 	p("\nPeak RSS is the highest of the runs.")

@@ -236,10 +236,7 @@ func (res *Results) writeScale(b *strings.Builder) {
 			}
 			f, fn := first[key], float64(firstN[key])
 			n := float64(sm.Repos)
-			ok := "same as source"
-			if !r.DigestsOK {
-				ok = "**differ**"
-			}
+			ok := r.digestsCell()
 			p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %d | %.1f | %s | %s | %s | %s (%d) | %s | %s |\n", sm.Repos, r.Tool, r.Mode,
 				secs(m.Wall), perItem(m.Wall, sm.Repos), ratio(m.Wall.Seconds()/n, f.Wall.Seconds()/fn),
 				secs(m.CPU), perItem(m.CPU, sm.Repos), ratio(m.CPU.Seconds()/n, f.CPU.Seconds()/fn),

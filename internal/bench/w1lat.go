@@ -363,10 +363,7 @@ func (res *Results) writeW1Lat(b *strings.Builder) {
 			continue
 		}
 		m, _ := Median(r.Samples)
-		ok := "same as source"
-		if !r.DigestsOK {
-			ok = "**differ**"
-		}
+		ok := r.digestsCell()
 		p("| %s | %s | %s | %s | %d | %d | %d | %s | %d | %s |\n", r.Tool, r.Mode, secs(m.Wall), ratio(m.Wall.Seconds(), fm.Wall.Seconds()),
 			m.Stats.Requests, m.Source.Requests, m.Stats.Requests+m.Source.Requests, Bytes(m.Stats.BytesUp), m.Stats.Mounts, ok)
 	}
