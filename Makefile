@@ -26,12 +26,10 @@ fmt:
 tools:
 	bash scripts/tools.sh
 
-# The end-to-end tests mostly wait (on ferry processes, registries,
-# retries), so more of them run at once than there are cores.
+# Every package's tests, with the fuzz binaries built and the go install
+# check run beside them, then each fuzz target briefly (scripts/test.sh).
 test: build vet fmt tools
-	$(GO) test -count=1 -timeout 30m -parallel 8 ./...
-	GO=$(GO) FUZZTIME=$(FUZZTIME_TEST) bash scripts/fuzz.sh
-	GO=$(GO) bash scripts/goinstall.sh
+	GO=$(GO) FUZZTIME=$(FUZZTIME_TEST) bash scripts/test.sh
 
 # goinstall checks that `go install github.com/ferryhq/ferry/cmd/ferry@VERSION`
 # works, from a file:// module proxy holding this tree at v0.0.0-test.

@@ -9,6 +9,10 @@
 # `go test -fuzz` would: a failure stops the run and leaves the failing
 # input in PKG/testdata/fuzz/FuzzXxx/, where it stays as a regression seed
 # once the bug is fixed.
+#
+# FUZZ_STEP=build builds the binaries into FUZZ_BIN and stops; FUZZ_STEP=run
+# runs the binaries an earlier build left in FUZZ_BIN (make test builds them
+# beside go test, scripts/test.sh). By default both, in a temporary FUZZ_BIN.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -22,8 +26,25 @@ PKGS=(porter crossplane mixin mirrorset lock relocate ociref signature)
 
 module=$("$GO" list -m)
 cache=$("$GO" env GOCACHE)/fuzz
-bin=$(mktemp -d)
-trap 'rm -rf "$bin"' EXIT
+STEP=${FUZZ_STEP:-all}
+case "$STEP" in
+all | build | run) ;;
+*)
+	echo "fuzz: FUZZ_STEP=$STEP: want build, run or all" >&2
+	exit 2
+	;;
+esac
+if [ -n "${FUZZ_BIN:-}" ]; then
+	bin=$FUZZ_BIN
+	mkdir -p "$bin"
+else
+	[ "$STEP" = run ] && {
+		echo "fuzz: FUZZ_STEP=run needs FUZZ_BIN, where FUZZ_STEP=build left the binaries" >&2
+		exit 2
+	}
+	bin=$(mktemp -d)
+	trap 'rm -rf "$bin"' EXIT
+fi
 
 start=$(date +%s)
 n=0
@@ -38,13 +59,23 @@ done
 # all the others'), so it runs alone, then the rest, mostly one
 # single-threaded link each, side by side, a job per core: run together
 # from a cold cache, two builds would compile the same dependencies twice.
-"$GO" test -c -fuzz=. -o "$bin/signature.test" ./signature
-printf '%s\n' "${PKGS[@]}" | grep -vx signature | xargs -P "$(nproc 2>/dev/null || echo 2)" -I{} \
-	"$GO" test -c -fuzz=. -o "$bin/{}.test" "./{}"
+if [ "$STEP" != run ]; then
+	"$GO" test -c -fuzz=. -o "$bin/signature.test" ./signature
+	printf '%s\n' "${PKGS[@]}" | grep -vx signature | xargs -P "$(nproc 2>/dev/null || echo 2)" -I{} \
+		"$GO" test -c -fuzz=. -o "$bin/{}.test" "./{}"
+	if [ "$STEP" = build ]; then
+		echo "fuzz: ${#PKGS[@]} instrumented test binaries built in $(($(date +%s) - start))s"
+		exit 0
+	fi
+fi
 for pkg in "${PKGS[@]}"; do
 	file="$pkg/fuzz_test.go"
 	for target in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(f \*testing\.F).*/\1/p' "$file"); do
 		echo "fuzz: ./$pkg $target for $FUZZTIME"
+		if [ ! -x "$bin/$pkg.test" ]; then
+			echo "fuzz: $bin/$pkg.test is missing: run FUZZ_STEP=build first" >&2
+			exit 1
+		fi
 		if ! (cd "$pkg" && "$bin/$pkg.test" -test.run='^$' -test.fuzz="^${target}\$" \
 			-test.fuzztime="$FUZZTIME" -test.fuzzminimizetime="$FUZZMINIMIZETIME" -test.fuzzcachedir="$cache/$module/$pkg") >"$bin/out" 2>&1; then
 			# At the end of -fuzztime, Go's fuzz coordinator can report its

@@ -269,6 +269,7 @@ func wantAbsent(t *testing.T, path string) {
 // step is run again without credentials and must fail clearly, writing
 // nothing. Every byte ferry wrote is grepped for the secrets.
 func TestAuthPipeline(t *testing.T) {
+	t.Parallel()
 	type mirrorReg struct {
 		host       string
 		configured func(c *dockerConfig) // adds the mirror's credentials
@@ -286,7 +287,7 @@ func TestAuthPipeline(t *testing.T) {
 			name: "htpasswd TLS mirror, credential helper",
 			startMirror: func(t *testing.T, ca *authtest.CA, helperDir string) mirrorReg {
 				m := startServe(t, ca, true)
-				authtest.WriteCredHelper(t, helperDir, m.Host, m.User, m.Password)
+				authtest.CredHelper(t, helperDir, m.Host, m.User, m.Password, false)
 				return mirrorReg{
 					host:       m.Host,
 					configured: func(c *dockerConfig) { c.helper(m.Host) },
@@ -324,6 +325,7 @@ func TestAuthPipeline(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var tr transcript
 			ca := authtest.NewCA(t)
 			src := startServe(t, ca, true)
@@ -331,10 +333,12 @@ func TestAuthPipeline(t *testing.T) {
 			helperDir := t.TempDir()
 			mir := tt.startMirror(t, ca, helperDir)
 			if tt.sourceHelper {
-				authtest.WriteCredHelper(t, helperDir, src.Host, src.User, src.Password)
+				authtest.CredHelper(t, helperDir, src.Host, src.User, src.Password, false)
 			}
 
 			env := clitest.New(t)
+			// The helper, where a case has one, is found on ferry's PATH.
+			env.Vars = append(env.Vars, "PATH="+helperDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 			cfg := &dockerConfig{}
 			if tt.sourceHelper {
 				cfg.helper(src.Host)

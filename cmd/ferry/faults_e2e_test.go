@@ -26,13 +26,15 @@ import (
 )
 
 // The faults every registry in TestFaultsFirstRun sits behind: 10% of
-// requests, every kind, stalls of 0.5 to 3 s against a read timeout of
-// 2 s, so some stalls only slow a request and others outlast the timeout.
+// requests, every kind, stalls of 0.25 to 1.5 s against a read timeout of
+// 1 s, so some stalls only slow a request and others outlast the timeout.
+// (Stalls are waited out in real time: they set the test's length, the
+// longest in make test, so they are as short as keeps both kinds.)
 const (
 	faultsRate        = 0.10
-	faultsStallMin    = 500 * time.Millisecond
-	faultsStallMax    = 3 * time.Second
-	faultsReadTimeout = "2s"
+	faultsStallMin    = 250 * time.Millisecond
+	faultsStallMax    = 1500 * time.Millisecond
+	faultsReadTimeout = "1s"
 )
 
 // faultsLayers are the layer sizes of every image in the closure: large

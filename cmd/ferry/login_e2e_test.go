@@ -79,6 +79,7 @@ func authEntry(t *testing.T, path, host string) string {
 // stored credentials, and logs out, through the real binary, both with the
 // default $DOCKER_CONFIG/config.json and with --registry-config.
 func TestLoginLogout(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		viaFlag    bool
@@ -90,6 +91,7 @@ func TestLoginLogout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var tr transcript
 			ca := authtest.NewCA(t)
 			s := startServe(t, ca, true)
@@ -100,7 +102,9 @@ func TestLoginLogout(t *testing.T) {
 			helperDir := t.TempDir()
 			switch {
 			case tt.credsStore:
-				cfg = authtest.WriteCredsStore(t, helperDir, s.Host, "someone", "stale-secret")
+				var path string
+				cfg, path = authtest.CredHelper(t, helperDir, s.Host, "someone", "stale-secret", true)
+				env.Vars = append(env.Vars, path)
 				global = append(global, "--registry-config", cfg)
 			case tt.viaFlag:
 				cfg = filepath.Join(t.TempDir(), "sub", "creds.json")

@@ -27,19 +27,45 @@ func WriteDockerConfig(t testing.TB, dir, host, user, pass string) string {
 // dir first on PATH for the rest of the test, and writes dir/config.json
 // naming the helper for host in "credHelpers". It returns the config path.
 // The helper keeps what it is given with "store" and forgets it with
-// "erase"; every call is appended to HelperLog(dir).
+// "erase"; every call is appended to HelperLog(dir). It changes this
+// process's PATH (t.Setenv), so a parallel test, which may not, uses
+// CredHelper instead.
 func WriteCredHelper(t testing.TB, dir, host, user, pass string) string {
 	t.Helper()
-	writeHelper(t, dir, host, user, pass)
-	return writeConfig(t, dir, map[string]any{"credHelpers": map[string]string{host: HelperName}})
+	cfg, path := CredHelper(t, dir, host, user, pass, false)
+	setPath(t, path)
+	return cfg
 }
 
 // WriteCredsStore is WriteCredHelper with the helper named in "credsStore"
 // (the store for every host) instead of "credHelpers".
 func WriteCredsStore(t testing.TB, dir, host, user, pass string) string {
 	t.Helper()
+	cfg, path := CredHelper(t, dir, host, user, pass, true)
+	setPath(t, path)
+	return cfg
+}
+
+// CredHelper writes WriteCredHelper's helper and config into dir (naming
+// the helper in "credsStore" when store is set, else in "credHelpers"
+// for host) without touching this process's environment. It returns the
+// config path and the environment entry under which another process finds
+// the helper: "PATH=" with dir first, then this process's PATH. Tests that
+// run ferry as a process pass that entry to it, and so may run in
+// parallel.
+func CredHelper(t testing.TB, dir, host, user, pass string, store bool) (config, pathEnv string) {
+	t.Helper()
 	writeHelper(t, dir, host, user, pass)
-	return writeConfig(t, dir, map[string]any{"credsStore": HelperName})
+	cfg := map[string]any{"credHelpers": map[string]string{host: HelperName}}
+	if store {
+		cfg = map[string]any{"credsStore": HelperName}
+	}
+	return writeConfig(t, dir, cfg), "PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH")
+}
+
+func setPath(t testing.TB, pathEnv string) {
+	t.Helper()
+	t.Setenv("PATH", strings.TrimPrefix(pathEnv, "PATH="))
 }
 
 // HelperLog returns the path of the log of helper calls ("get HOST",
@@ -105,7 +131,6 @@ esac
 	if err := os.WriteFile(filepath.Join(dir, "docker-credential-"+HelperName), []byte(script), 0o700); err != nil {
 		t.Fatalf("authtest: %v", err)
 	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 func shQuote(s string) string {
