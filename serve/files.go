@@ -44,14 +44,15 @@ import (
 // dashes), so no component is "." or ".."; tags as its tag grammar.
 const (
 	namePattern   = `([a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*)`
-	digestPattern = `(sha256:[a-f0-9]{64})`
+	digestPattern = `sha256:[a-f0-9]{64}`
+	tagPattern    = `[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`
 )
 
 var (
 	// blobPath matches /v2/NAME/blobs/sha256:HEX.
-	blobPath = regexp.MustCompile(`^/v2/` + namePattern + `/blobs/` + digestPattern + `$`)
+	blobPath = regexp.MustCompile(`^/v2/` + namePattern + `/blobs/(` + digestPattern + `)$`)
 	// manifestPath matches /v2/NAME/manifests/TAG or .../sha256:HEX.
-	manifestPath = regexp.MustCompile(`^/v2/` + namePattern + `/manifests/(` + digestPattern[1:len(digestPattern)-1] + `|[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$`)
+	manifestPath = regexp.MustCompile(`^/v2/` + namePattern + `/manifests/(` + digestPattern + `|` + tagPattern + `)$`)
 	// tagsPath matches /v2/NAME/tags/list.
 	tagsPath = regexp.MustCompile(`^/v2/` + namePattern + `/tags/list$`)
 )

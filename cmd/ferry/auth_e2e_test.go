@@ -338,7 +338,7 @@ func TestAuthPipeline(t *testing.T) {
 
 			env := clitest.New(t)
 			// The helper, where a case has one, is found on ferry's PATH.
-			env.Vars = append(env.Vars, "PATH="+helperDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+			env.Vars = append(env.Vars, authtest.PathEnv(helperDir))
 			cfg := &dockerConfig{}
 			if tt.sourceHelper {
 				cfg.helper(src.Host)

@@ -102,9 +102,8 @@ func TestLoginLogout(t *testing.T) {
 			helperDir := t.TempDir()
 			switch {
 			case tt.credsStore:
-				var path string
-				cfg, path = authtest.CredHelper(t, helperDir, s.Host, "someone", "stale-secret", true)
-				env.Vars = append(env.Vars, path)
+				cfg = authtest.CredHelper(t, helperDir, s.Host, "someone", "stale-secret", true)
+				env.Vars = append(env.Vars, authtest.PathEnv(helperDir))
 				global = append(global, "--registry-config", cfg)
 			case tt.viaFlag:
 				cfg = filepath.Join(t.TempDir(), "sub", "creds.json")

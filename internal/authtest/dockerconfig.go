@@ -29,43 +29,41 @@ func WriteDockerConfig(t testing.TB, dir, host, user, pass string) string {
 // The helper keeps what it is given with "store" and forgets it with
 // "erase"; every call is appended to HelperLog(dir). It changes this
 // process's PATH (t.Setenv), so a parallel test, which may not, uses
-// CredHelper instead.
+// CredHelper and PathEnv instead.
 func WriteCredHelper(t testing.TB, dir, host, user, pass string) string {
 	t.Helper()
-	cfg, path := CredHelper(t, dir, host, user, pass, false)
-	setPath(t, path)
-	return cfg
+	t.Setenv("PATH", strings.TrimPrefix(PathEnv(dir), "PATH="))
+	return CredHelper(t, dir, host, user, pass, false)
 }
 
 // WriteCredsStore is WriteCredHelper with the helper named in "credsStore"
 // (the store for every host) instead of "credHelpers".
 func WriteCredsStore(t testing.TB, dir, host, user, pass string) string {
 	t.Helper()
-	cfg, path := CredHelper(t, dir, host, user, pass, true)
-	setPath(t, path)
-	return cfg
+	t.Setenv("PATH", strings.TrimPrefix(PathEnv(dir), "PATH="))
+	return CredHelper(t, dir, host, user, pass, true)
 }
 
 // CredHelper writes WriteCredHelper's helper and config into dir (naming
 // the helper in "credsStore" when store is set, else in "credHelpers"
-// for host) without touching this process's environment. It returns the
-// config path and the environment entry under which another process finds
-// the helper: "PATH=" with dir first, then this process's PATH. Tests that
-// run ferry as a process pass that entry to it, and so may run in
-// parallel.
-func CredHelper(t testing.TB, dir, host, user, pass string, store bool) (config, pathEnv string) {
+// for host) without touching this process's environment, and returns the
+// config path. A test that runs ferry as a process gives it PathEnv(dir),
+// and so may run in parallel.
+func CredHelper(t testing.TB, dir, host, user, pass string, store bool) string {
 	t.Helper()
 	writeHelper(t, dir, host, user, pass)
 	cfg := map[string]any{"credHelpers": map[string]string{host: HelperName}}
 	if store {
 		cfg = map[string]any{"credsStore": HelperName}
 	}
-	return writeConfig(t, dir, cfg), "PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH")
+	return writeConfig(t, dir, cfg)
 }
 
-func setPath(t testing.TB, pathEnv string) {
-	t.Helper()
-	t.Setenv("PATH", strings.TrimPrefix(pathEnv, "PATH="))
+// PathEnv is the environment entry under which a process finds the
+// helpers CredHelper writes in dir: "PATH=" with dir first, then this
+// process's PATH.
+func PathEnv(dir string) string {
+	return "PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH")
 }
 
 // HelperLog returns the path of the log of helper calls ("get HOST",
