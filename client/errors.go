@@ -143,6 +143,22 @@ func (e *AuthError) Unwrap() error { return e.Err }
 // auth challenge can be answered by sending them again.
 const maxManifestBuffer = 4 << 20
 
+// errUploadChallenged is an auth challenge answered to a blob upload's
+// content (PUT or PATCH), whose streamed body cannot be sent again. It is
+// transient (IsTransient): the push starts over with a new upload session.
+var errUploadChallenged = errors.New("the registry asked for credentials again during an upload; the upload starts over")
+
+// uploadChallenged is a streamed upload's http.Request.GetBody: it cannot
+// give the body again.
+func uploadChallenged() (io.ReadCloser, error) { return nil, errUploadChallenged }
+
+// isUploadBody reports whether req sends a blob's content into an upload
+// session: PUT or PATCH /v2/NAME/blobs/uploads/ID.
+func isUploadBody(req *http.Request) bool {
+	return (req.Method == http.MethodPut || req.Method == http.MethodPatch) && strings.Contains(req.URL.Path, "/blobs/uploads/") &&
+		req.Body != nil && req.Body != http.NoBody
+}
+
 // authClient wraps oras-go's auth.Client: a final 401 or 403 becomes an
 // *AuthError, and no error message carries credentials.
 type authClient struct {
@@ -166,8 +182,17 @@ func (a *authClient) Do(req *http.Request) (*http.Response, error) {
 // do sends req through the auth client.
 func (a *authClient) do(req *http.Request) (*http.Response, error) {
 	// oras-go buffers manifests only for a bare *auth.Client; do the same so
-	// that a PUT can be replayed after an auth challenge.
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil &&
+	// that a PUT can be replayed after an auth challenge. A blob's upload
+	// is streamed instead, whatever its size: its bytes go from the origin
+	// to the registry as they are read, within the copy's transfer slots,
+	// and a run's memory does not grow with the uploads awaiting an
+	// answer. The upload session's POST has just been answered with the
+	// same credentials, so a challenge now is rare (a token expired in
+	// between); the upload then fails with errUploadChallenged, which is
+	// transient, and the push starts over with a new session.
+	if isUploadBody(req) && req.GetBody == nil {
+		req.GetBody = uploadChallenged
+	} else if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil &&
 		req.ContentLength >= 0 && req.ContentLength <= maxManifestBuffer {
 		b, err := io.ReadAll(io.LimitReader(req.Body, maxManifestBuffer+1))
 		req.Body.Close()
@@ -178,6 +203,9 @@ func (a *authClient) do(req *http.Request) (*http.Response, error) {
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	}
 	resp, err := a.c.Do(req)
+	if errors.Is(err, errUploadChallenged) {
+		a.cancelUpload(req)
+	}
 	if err != nil {
 		var er *errcode.ErrorResponse
 		if errors.As(err, &er) && (er.StatusCode == http.StatusUnauthorized || er.StatusCode == http.StatusForbidden) {
@@ -198,6 +226,27 @@ func (a *authClient) do(req *http.Request) (*http.Response, error) {
 			StatusCode: resp.StatusCode, Err: parseErrorResponse(req, resp), ConfigPath: a.configPath}
 	}
 	return resp, nil
+}
+
+// cancelUpload deletes the upload session req sent content into, as the
+// distribution spec cancels an upload (DELETE /v2/NAME/blobs/uploads/ID),
+// so that an upload started over leaves no session open. It is best
+// effort: a registry that keeps it drops it when it goes stale.
+func (a *authClient) cancelUpload(req *http.Request) {
+	// The session's own query stays (distribution signs its state in
+	// it, _state); only the PUT's digest goes.
+	u := *req.URL
+	q := u.Query()
+	q.Del("digest")
+	u.RawQuery = q.Encode()
+	del, err := http.NewRequestWithContext(req.Context(), http.MethodDelete, u.String(), nil)
+	if err != nil {
+		return
+	}
+	if resp, err := a.c.Do(del); err == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		_ = resp.Body.Close()
+	}
 }
 
 // parseErrorResponse reads a registry's JSON error body.

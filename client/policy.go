@@ -125,6 +125,9 @@ func IsTransient(err error) bool {
 	if errors.Is(err, context.Canceled) {
 		return false
 	}
+	if errors.Is(err, errUploadChallenged) {
+		return true
+	}
 	var te *TLSError
 	if errors.As(err, &te) {
 		return false

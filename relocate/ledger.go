@@ -18,9 +18,10 @@ import (
 // to finish and then mounts.
 //
 // A run schedules three kinds of work apart (see packageLimit): packages,
-// metadata requests and blob transfers. Its slots bound the blobs read
-// from the origin at once, across every package, to the run's -j; its
-// meta slots bound the manifests read from the origin, and its mirrorMeta
+// metadata requests and blob transfers. Its slots bound the blobs whose
+// bytes move at once, across every package, to the run's -j, and its open
+// slots the blobs under way, moving or waiting on the network (limited);
+// its meta slots bound the manifests read from the origin, and its mirrorMeta
 // slots the metadata requests to the mirror (tag lists, existence checks,
 // manifest pushes), each on their own, so a package waiting on a manifest
 // holds no blob slot, and a blob transfer never waits behind a package's
@@ -35,6 +36,9 @@ type ledger struct {
 	inflight map[digest.Digest]*claim
 	slots    chan struct{}
 	meta     chan struct{}
+	// open bounds the blobs under way, from their read's request to their
+	// push's answer; slots only those whose bytes move (limited).
+	open chan struct{}
 	// mirrorMeta bounds the metadata requests to the mirror (known.go).
 	mirrorMeta chan struct{}
 	// repos is what the run learnt of each mirror repository from its
@@ -54,22 +58,29 @@ func newLedger(concurrency int) *ledger {
 	return &ledger{
 		have: map[digest.Digest]map[string]bool{}, first: map[digest.Digest]string{}, inflight: map[digest.Digest]*claim{},
 		slots: make(chan struct{}, max(concurrency, 1)), meta: make(chan struct{}, metaLimit(concurrency)),
-		mirrorMeta: make(chan struct{}, metaLimit(concurrency)),
-		repos:      map[string]*repoState{},
+		mirrorMeta: make(chan struct{}, metaLimit(concurrency)), open: make(chan struct{}, openLimit(concurrency)),
+		repos: map[string]*repoState{},
 	}
 }
 
 // packageLimit is how many packages a run with concurrency -j copies at
-// once. A package spends most of its copy waiting on metadata round trips
-// (its tag list, manifests read and pushed) that hold no blob slot, so
-// more packages than blob slots are under way: the blob slots stay busy
-// while some packages wait.
-func packageLimit(concurrency int) int { return 4 * max(concurrency, 1) }
+// once. A package spends most of its copy waiting on round trips that hold
+// no blob slot (its tag list, manifests read and pushed, upload sessions,
+// a shared blob's first push it will mount), so many more packages than
+// blob slots are under way: the blob slots stay busy while some packages
+// wait. Their requests stay within the metadata and open-blob bounds.
+func packageLimit(concurrency int) int { return 8 * max(concurrency, 1) }
 
 // metaLimit is how many metadata requests a run with concurrency -j makes
 // at once to the origin (ledger.meta), and to the mirror
 // (ledger.mirrorMeta).
 func metaLimit(concurrency int) int { return 2 * max(concurrency, 1) }
+
+// openLimit is how many blobs a run with concurrency -j has under way at
+// once, -j of them moving bytes (limited). It also bounds the memory a
+// run's pushes hold: a blob body of up to 4 MiB is read whole before it
+// is sent, so that an auth challenge can be answered (client's authClient).
+func openLimit(concurrency int) int { return 4 * max(concurrency, 1) }
 
 // acquire takes a slot of slots, or fails when ctx ends first.
 func acquire(ctx context.Context, slots chan struct{}) error {
@@ -84,16 +95,31 @@ func acquire(ctx context.Context, slots chan struct{}) error {
 // limited reads from an origin within the ledger's slots: each Fetch takes
 // a slot until its reader is closed, a blob slot (slots) for a blob, a
 // metadata slot (meta, when set) for a manifest.
+//
+// When open is set, a blob is read as a transfer instead (transferReader):
+// its Fetch takes a place among the blobs under way (open) until its
+// reader is closed, and a blob slot only while its bytes move, from its
+// first Read to the end of its content. A blob then holds no blob slot
+// while it waits on the network: for the origin's answer to its GET, for
+// the mirror's upload session, for the mirror's answer once its last byte
+// is sent. On a link with latency those waits, not the bytes, are most of
+// a small blob's copy, and -j blob slots held through them would bound the
+// run to -j round trips at a time.
 type limited struct {
 	content.ReadOnlyStorage
 	slots chan struct{}
 	meta  chan struct{}
+	open  chan struct{}
 }
 
 func (l limited) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
 	slots := l.slots
-	if l.meta != nil && isManifest(desc.MediaType) {
+	manifest := isManifest(desc.MediaType)
+	if l.meta != nil && manifest {
 		slots = l.meta
+	}
+	if l.open != nil && !manifest {
+		return l.transfer(ctx, desc)
 	}
 	if err := acquire(ctx, slots); err != nil {
 		return nil, err
@@ -106,6 +132,20 @@ func (l limited) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.ReadClo
 	return &slotReader{ReadCloser: rc, slots: slots}, nil
 }
 
+// transfer fetches the blob desc within a place of l.open; its reader
+// takes a slot of l.slots while its bytes move.
+func (l limited) transfer(ctx context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
+	if err := acquire(ctx, l.open); err != nil {
+		return nil, err
+	}
+	rc, err := l.ReadOnlyStorage.Fetch(ctx, desc)
+	if err != nil {
+		<-l.open
+		return nil, err
+	}
+	return &transferReader{slotReader: slotReader{ReadCloser: rc, slots: l.open}, ctx: ctx, transfers: l.slots}, nil
+}
+
 type slotReader struct {
 	io.ReadCloser
 	slots chan struct{}
@@ -116,6 +156,71 @@ func (r *slotReader) Close() error {
 	err := r.ReadCloser.Close()
 	r.once.Do(func() { <-r.slots })
 	return err
+}
+
+// transferReader is a blob's content read within a transfer slot: it
+// takes one of transfers at its first Read and gives it back at the end of
+// the content or at Close, whichever comes first. Close also gives back
+// its place among the blobs under way (slotReader).
+type transferReader struct {
+	slotReader
+	ctx       context.Context
+	transfers chan struct{}
+
+	mu sync.Mutex
+	// holding is set while the reader holds a transfer slot; ended once
+	// its content has ended or it is closed: it takes no slot again.
+	holding, ended bool
+}
+
+func (r *transferReader) Read(p []byte) (int, error) {
+	if err := r.take(); err != nil {
+		return 0, err
+	}
+	n, err := r.ReadCloser.Read(p)
+	if err == io.EOF {
+		r.end()
+	}
+	return n, err
+}
+
+// take makes sure the reader holds a transfer slot, unless its content
+// has ended.
+func (r *transferReader) take() error {
+	r.mu.Lock()
+	need := !r.holding && !r.ended
+	r.mu.Unlock()
+	if !need {
+		return nil
+	}
+	if err := acquire(r.ctx, r.transfers); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended {
+		// Closed while waiting for the slot.
+		<-r.transfers
+		return nil
+	}
+	r.holding = true
+	return nil
+}
+
+// end gives back the transfer slot, if held, for good.
+func (r *transferReader) end() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.holding {
+		<-r.transfers
+		r.holding = false
+	}
+	r.ended = true
+}
+
+func (r *transferReader) Close() error {
+	r.end()
+	return r.slotReader.Close()
 }
 
 // mountSources returns the repository repo may mount d from: the first

@@ -38,10 +38,10 @@ type Options struct {
 	Target Repositories
 	// To places sources in the mirror.
 	To Mapping
-	// Concurrency bounds the blobs read from the origin at once, across
-	// every package (default 4). Packages and metadata requests are
-	// scheduled apart from blobs, each within a multiple of it (see
-	// packageLimit and ledger).
+	// Concurrency bounds the blobs whose bytes move at once, across every
+	// package (default 4). Packages, metadata requests and blobs waiting on
+	// the network are scheduled apart, each within a multiple of it (see
+	// packageLimit, openLimit and limited).
 	Concurrency int
 	// Progress, when set, is called as each package finishes.
 	Progress func(PackageResult)
@@ -224,6 +224,9 @@ func copyTree(ctx context.Context, cp copier, p *lock.Package, res *PackageResul
 		rootTag = ""
 	}
 	cp.checkImages = p.CheckImages
+	// The origin's tag list names the graph's cosign tags; it is read
+	// while the graph is copied, not after, a round trip less per package.
+	tags := cp.startOriginTags(ctx, p)
 	tagged, err := cp.graph(ctx, root, rootTag, res, res.Nodes, manifests)
 	if err != nil {
 		return err
@@ -242,7 +245,7 @@ func copyTree(ctx context.Context, cp copier, p *lock.Package, res *PackageResul
 			return fmt.Errorf("tagging %s:%s: %w", res.Mirror, p.Version, err)
 		}
 	}
-	found, err := cp.attached(ctx, p, manifests.sorted())
+	found, err := cp.attached(ctx, p, manifests.sorted(), tags)
 	if err != nil {
 		return err
 	}
@@ -361,10 +364,11 @@ func (cp copier) locked(ctx context.Context, s lock.Signature) (attachment, erro
 // attached returns what the origin holds attached to the manifests: the
 // cosign tags of each, then its referrers. The cosign tags are found in
 // one listing of the package's tags in the origin (a registry's tag list,
-// an archive's index.json) rather than a request per manifest and suffix;
-// an origin whose tags cannot be listed is asked for each tag instead.
-func (cp copier) attached(ctx context.Context, p *lock.Package, manifests []ocispec.Descriptor) ([]attachment, error) {
-	tags, listed := cp.originTags(ctx, p)
+// an archive's index.json; tags, from startOriginTags) rather than a
+// request per manifest and suffix; an origin whose tags cannot be listed
+// is asked for each tag instead.
+func (cp copier) attached(ctx context.Context, p *lock.Package, manifests []ocispec.Descriptor, originTags func() (map[string]bool, bool)) ([]attachment, error) {
+	tags, listed := originTags()
 	var out []attachment
 	for _, m := range manifests {
 		for _, kind := range signatureKinds {
@@ -412,6 +416,24 @@ func (cp copier) attached(ctx context.Context, p *lock.Package, manifests []ocis
 		}
 	}
 	return out, nil
+}
+
+// startOriginTags starts listing the tags of p's repository in the
+// origin (originTags) and returns the wait for the listing.
+func (cp copier) startOriginTags(ctx context.Context, p *lock.Package) func() (map[string]bool, bool) {
+	type listing struct {
+		tags   map[string]bool
+		listed bool
+	}
+	done := make(chan listing, 1)
+	go func() {
+		tags, listed := cp.originTags(ctx, p)
+		done <- listing{tags, listed}
+	}()
+	return func() (map[string]bool, bool) {
+		l := <-done
+		return l.tags, l.listed
+	}
 }
 
 // originTags returns the tags of p's repository in the origin, and
@@ -641,7 +663,7 @@ func (cp copier) graph(ctx context.Context, root ocispec.Descriptor, tag string,
 	if cp.rep != nil {
 		src = ReportProgress(cp.rep, dstName, src, &opts)
 	}
-	if err := oras.CopyGraph(ctx, limited{ReadOnlyStorage: src, slots: led.slots, meta: led.meta}, dst, root, opts); err != nil {
+	if err := oras.CopyGraph(ctx, limited{ReadOnlyStorage: src, slots: led.slots, meta: led.meta, open: led.open}, dst, root, opts); err != nil {
 		return false, err
 	}
 	res.Copied += copied.Load()
@@ -738,7 +760,8 @@ func Attached(ctx context.Context, src *remote.Repository, root ocispec.Descript
 		}
 	}
 	cp := copier{src: src, srcRef: repoTag, conc: concurrency}
-	found, err := cp.attached(ctx, &lock.Package{}, manifests.sorted())
+	p := &lock.Package{}
+	found, err := cp.attached(ctx, p, manifests.sorted(), func() (map[string]bool, bool) { return cp.originTags(ctx, p) })
 	if err != nil {
 		return nil, err
 	}

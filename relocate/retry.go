@@ -36,7 +36,11 @@ func (s retryStore) Push(ctx context.Context, desc ocispec.Descriptor, r io.Read
 	return s.policy.Do(ctx, "pushing "+desc.Digest.String(), func() error {
 		if first {
 			first = false
-			return s.Storage.Push(ctx, desc, r)
+			// The content's reader is closed by its owner once the push
+			// has its answer, not by the HTTP transport once the last
+			// byte is sent: it holds a place among the blobs under way
+			// (limited) until then.
+			return s.Storage.Push(ctx, desc, struct{ io.Reader }{r})
 		}
 		rc, err := s.src.Fetch(ctx, desc)
 		if err != nil {

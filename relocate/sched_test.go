@@ -1,7 +1,10 @@
 package relocate_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -9,7 +12,11 @@ import (
 	"testing"
 	"time"
 
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+
 	"github.com/ferryhq/ferry/internal/registrytest"
+	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/relocate"
 )
 
@@ -69,5 +76,76 @@ func TestMirrorSchedulesMetadataApart(t *testing.T) {
 	case <-released:
 	default:
 		t.Error("the second package read no blob")
+	}
+}
+
+// TestMirrorHoldsNoBlobSlotWhileWaiting mirrors two packages with -j 1 into
+// a registry that holds the answer to the first upload session a blob asks
+// for until another blob's bytes have arrived: the first blob, waiting on
+// the network, must not hold the run's one blob slot, or no other blob's
+// bytes could move.
+func TestMirrorHoldsNoBlobSlotWhileWaiting(t *testing.T) {
+	ctx := context.Background()
+	var sessions atomic.Int32
+	arrived := make(chan struct{})
+	var once sync.Once
+	mirror := registrytest.New(t, registrytest.WithWrap(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/blobs/uploads/") && sessions.Add(1) == 1:
+				select {
+				case <-arrived:
+				case <-time.After(30 * time.Second): // a guard against a hang, not a timing check
+					http.Error(w, "held for good: no other blob's bytes arrived while this upload waited", http.StatusBadRequest)
+					return
+				}
+			case r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/blobs/uploads/"):
+				body, err := io.ReadAll(r.Body)
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusBadRequest)
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				once.Do(func() { close(arrived) })
+			}
+			next.ServeHTTP(w, r)
+		})
+	}))
+	src := registrytest.New(t)
+	c := registrytest.Client(t)
+	l := &lock.Lock{}
+	for i := range 2 {
+		repo := registrytest.Repository(t, c, fmt.Sprintf("%s/apart/app-%d", src.Host, i))
+		layer, err := oras.PushBytes(ctx, repo, ocispec.MediaTypeImageLayer, []byte(fmt.Sprintf("layer of app %d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := oras.PushBytes(ctx, repo, ocispec.MediaTypeImageConfig, []byte(fmt.Sprintf(`{"architecture":"amd64","os":"linux","variant":"v%d"}`, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		root, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "", oras.PackManifestOptions{ConfigDescriptor: &cfg, Layers: []ocispec.Descriptor{layer}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Packages = append(l.Packages, lock.Package{
+			Source: repo.Reference.Registry + "/" + repo.Reference.Repository, Version: "v1",
+			Digest: root.Digest.String(), MediaType: root.MediaType, Size: root.Size, Signatures: lock.Signatures{},
+		})
+	}
+	to, err := relocate.ParseMapping(mirror.Host + "/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := relocate.Mirror(ctx, l, relocate.Options{Source: registrytest.Client(t), To: to, Concurrency: 1, JournalDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var copied int64
+	for _, p := range rep.Packages {
+		copied += p.Copied
+	}
+	if got := sessions.Load(); got != 4 || copied != 6 {
+		t.Errorf("%d upload sessions and %d nodes copied, want 4 and 6", got, copied)
 	}
 }

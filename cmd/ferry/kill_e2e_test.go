@@ -238,7 +238,10 @@ func TestKillAndResume(t *testing.T) {
 		kills []int
 	}{
 		{"early", []int{1}},
-		{"mid-way, then again while resuming", []int{6, 1}},
+		// With -j 2 a copy has at most 8 blobs under way (4×j, from their
+		// read's request to their push's answer), so its 10th blob request
+		// comes after at least one blob is complete.
+		{"mid-way, then again while resuming", []int{10, 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

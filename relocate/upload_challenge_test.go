@@ -1,0 +1,99 @@
+package relocate_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content/memory"
+
+	"github.com/ferryhq/ferry/internal/registrytest"
+	"github.com/ferryhq/ferry/relocate"
+)
+
+// TestMirrorUploadChallengedStartsOver mirrors into a registry that asks
+// for a bearer token (an auth challenge, as when a token expires between
+// an upload's POST and its content) on the first blob content pushed, a
+// body ferry streams and cannot send again: the push must start over with
+// a new session, which the token now answers, the abandoned session must
+// be cancelled, and the mirror must hold every node.
+func TestMirrorUploadChallengedStartsOver(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var challenged bool
+	opened := map[string]int{} // upload sessions by state: "open", "done", "cancelled"
+	var tokens int
+	mirror := registrytest.New(t, registrytest.WithWrap(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/token" {
+				mu.Lock()
+				tokens++
+				mu.Unlock()
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, `{"token":"fresh"}`)
+				return
+			}
+			upload := strings.Contains(r.URL.Path, "/blobs/uploads/")
+			mu.Lock()
+			first := upload && r.Method == http.MethodPut && !challenged
+			if first {
+				challenged = true
+			}
+			mu.Unlock()
+			if first {
+				_, _ = io.Copy(io.Discard, r.Body)
+				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="http://%s/token",service="mirror"`, r.Host))
+				http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"token expired"}]}`, http.StatusUnauthorized)
+				return
+			}
+			cw := &statusRecorder{ResponseWriter: w}
+			next.ServeHTTP(cw, r)
+			if !upload {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case r.Method == http.MethodPost && cw.status == http.StatusAccepted:
+				opened["open"]++
+			case r.Method == http.MethodPut && cw.status == http.StatusCreated:
+				opened["done"]++
+			case r.Method == http.MethodDelete && cw.status/100 == 2:
+				opened["cancelled"]++
+			}
+		})
+	}))
+	src := registrytest.New(t)
+	l, blobs := sharedClosure(t, registrytest.Client(t), src, 1)
+	to, err := relocate.ParseMapping(mirror.Host + "/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := relocate.Mirror(ctx, l, relocate.Options{Source: registrytest.Client(t), To: to, Concurrency: 1, JournalDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if !challenged || tokens == 0 {
+		t.Fatalf("challenged %v, %d tokens asked for: the challenge was not met", challenged, tokens)
+	}
+	if opened["open"] != blobs+1 || opened["done"] != blobs || opened["cancelled"] != 1 {
+		t.Errorf("upload sessions %v, want %d opened, %d completed, 1 cancelled", opened, blobs+1, blobs)
+	}
+	if got := rep.Packages[0].Copied; got != int64(blobs+1) {
+		t.Errorf("%d nodes copied, want %d", got, blobs+1)
+	}
+	mu.Unlock()
+	c := registrytest.Client(t)
+	for _, p := range l.Resolved() {
+		repo := registrytest.Repository(t, c, p.Mirror)
+		if err := oras.CopyGraph(ctx, repo, memory.New(), p.Descriptor(), oras.CopyGraphOptions{}); err != nil {
+			t.Errorf("%s: reading the mirror back: %v", p.Mirror, err)
+		}
+	}
+}
