@@ -77,9 +77,10 @@ func packageLimit(concurrency int) int { return 8 * max(concurrency, 1) }
 func metaLimit(concurrency int) int { return 2 * max(concurrency, 1) }
 
 // openLimit is how many blobs a run with concurrency -j has under way at
-// once, -j of them moving bytes (limited). It also bounds the memory a
-// run's pushes hold: a blob body of up to 4 MiB is read whole before it
-// is sent, so that an auth challenge can be answered (client's authClient).
+// once, -j of them moving bytes (limited); it bounds the connections open
+// to the origin and the uploads awaiting the mirror's answer. Uploads are
+// streamed (client's authClient), so it does not bound memory: the blob
+// slots do.
 func openLimit(concurrency int) int { return 4 * max(concurrency, 1) }
 
 // acquire takes a slot of slots, or fails when ctx ends first.
