@@ -179,8 +179,11 @@ type Results struct {
 	Mounts *MountsResults `json:"mounts,omitempty"`
 
 	// W1Lat is W1 through proxies adding Config.W1Delay per request on
-	// both sides (issue 14 point 2).
-	W1Lat []*Row `json:"w1Lat"`
+	// both sides (issue 14 point 2), each fresh mirror's storage on a
+	// memory file system when the machine has one (memoryFS); W1LatDisk
+	// is the same with the mirrors' storage on disk, in Config.Work.
+	W1Lat     []*Row `json:"w1Lat"`
+	W1LatDisk []*Row `json:"w1LatDisk,omitempty"`
 	// w1Refs are W1's generated images, once generated.
 	w1Refs []Ref
 }
@@ -225,7 +228,14 @@ func RunAll(ctx context.Context, cfg Config) (*Results, error) {
 			}
 		}
 		if cfg.wants("w1lat") && cfg.W1Delay > 0 {
-			if err := res.runW1Lat(ctx, c, src); err != nil {
+			if memoryFS() {
+				if err := res.runW1Lat(ctx, c, src, &res.W1Lat, true); err != nil {
+					return res, err
+				}
+				if err := res.runW1Lat(ctx, c, src, &res.W1LatDisk, false); err != nil {
+					return res, err
+				}
+			} else if err := res.runW1Lat(ctx, c, src, &res.W1Lat, false); err != nil {
 				return res, err
 			}
 		}
@@ -268,7 +278,7 @@ type target struct {
 // newTarget starts a fresh registry in a directory of cfg.Work named
 // after name, behind a proxy that counts its traffic.
 func newTarget(ctx context.Context, cfg Config, name string) (*target, error) {
-	return newDelayedTarget(ctx, cfg, name, 0)
+	return newDelayedTarget(ctx, cfg, name, 0, false)
 }
 
 func (t *target) close() {

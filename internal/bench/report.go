@@ -130,7 +130,7 @@ func (res *Results) Markdown() string {
 			un = append(un, fmt.Sprintf("- `%s`: %s", peer.Name, oneLine(peer.Unavailable)))
 		}
 	}
-	for _, rows := range [][]*Row{res.W1, res.W1Lat, res.W2, res.W3} {
+	for _, rows := range [][]*Row{res.W1, res.W1Lat, res.W1LatDisk, res.W2, res.W3} {
 		for _, r := range rows {
 			if r.Failed != "" {
 				un = append(un, fmt.Sprintf("- `%s` %s failed: %s", r.Tool, r.Mode, oneLine(r.Failed)))

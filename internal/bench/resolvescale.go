@@ -88,14 +88,20 @@ func writeFile(path string, data []byte) error {
 // when it is a memory file system with 2 GiB free (writing and serving
 // tens of thousands of small files costs nothing there), else in work.
 func memoryDir(work, pattern string) (string, error) {
-	var st syscall.Statfs_t
-	const tmpfsMagic = 0x01021994 // Linux's TMPFS_MAGIC (statfs(2))
-	if syscall.Statfs("/dev/shm", &st) == nil && st.Type == tmpfsMagic && int64(st.Bavail)*int64(st.Bsize) >= 2<<30 {
+	if memoryFS() {
 		if dir, err := os.MkdirTemp("/dev/shm", "ferry-bench-"+pattern); err == nil {
 			return dir, nil
 		}
 	}
 	return os.MkdirTemp(work, pattern)
+}
+
+// memoryFS reports whether /dev/shm is a memory file system with 2 GiB
+// free.
+func memoryFS() bool {
+	var st syscall.Statfs_t
+	const tmpfsMagic = 0x01021994 // Linux's TMPFS_MAGIC (statfs(2))
+	return syscall.Statfs("/dev/shm", &st) == nil && st.Type == tmpfsMagic && int64(st.Bavail)*int64(st.Bsize) >= 2<<30
 }
 
 // Push implements content.Pusher.

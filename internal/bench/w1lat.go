@@ -39,9 +39,14 @@ func (res *Results) boundArgs(from, to string, refs []Ref) []string {
 }
 
 // newDelayedTarget is newTarget with a proxy adding delay to every
-// request.
-func newDelayedTarget(ctx context.Context, cfg Config, name string, delay time.Duration) (*target, error) {
-	dir, err := os.MkdirTemp(cfg.Work, name+"-")
+// request, its storage on a memory file system when inMemory is set and
+// the machine has one (memoryDir).
+func newDelayedTarget(ctx context.Context, cfg Config, name string, delay time.Duration, inMemory bool) (*target, error) {
+	mkdir := os.MkdirTemp
+	if inMemory {
+		mkdir = memoryDir
+	}
+	dir, err := mkdir(cfg.Work, name+"-")
 	if err != nil {
 		return nil, err
 	}
@@ -58,11 +63,11 @@ func newDelayedTarget(ctx context.Context, cfg Config, name string, delay time.D
 }
 
 // runW1Lat measures W1 with Config.W1Delay added to every request on both
-// sides (issue 14 point 2): the source is read through a delaying proxy
-// and every fresh mirror is written through another. ferry -j Parallel,
-// the bound and the peers Parallel-way run once each per run number, in
-// turn.
-func (res *Results) runW1Lat(ctx context.Context, c *client.Client, src *Registry) error {
+// sides (issue 14 point 2) into rows: the source is read through a
+// delaying proxy and every fresh mirror, its storage in memory when
+// inMemory is set, is written through another. ferry -j Parallel, the
+// bound and the peers Parallel-way run once each per run number, in turn.
+func (res *Results) runW1Lat(ctx context.Context, c *client.Client, src *Registry, rows *[]*Row, inMemory bool) error {
 	cfg := res.Config
 	refs, err := res.genW1(ctx, c, src)
 	if err != nil {
@@ -73,7 +78,11 @@ func (res *Results) runW1Lat(ctx context.Context, c *client.Client, src *Registr
 		return err
 	}
 	defer sp.Close()
-	cfg.logf("W1-latency: source through proxy %s adding %s per request", sp.Addr, cfg.W1Delay)
+	where := "on disk"
+	if inMemory {
+		where = "in memory"
+	}
+	cfg.logf("W1-latency, mirrors %s: source through proxy %s adding %s per request", where, sp.Addr, cfg.W1Delay)
 	roots := make([]string, len(refs))
 	for i, r := range refs {
 		roots[i] = sp.Addr + "/" + r.Repo + ":" + r.Tag
@@ -88,7 +97,7 @@ func (res *Results) runW1Lat(ctx context.Context, c *client.Client, src *Registr
 	j := cfg.Parallel
 	ferryRow := &Row{Tool: "ferry mirror", Mode: fmt.Sprintf("-j %d", j), Jobs: j, Version: res.Ferry, DigestsOK: true,
 		Command: fmt.Sprintf("ferry mirror SRC/w1/app-00:v1 … SRC/w1/app-%02d:v1 --to DST/mirror -j %d -o json -q  # %s", len(refs)-1, j, note)}
-	res.W1Lat = append(res.W1Lat, ferryRow)
+	*rows = append(*rows, ferryRow)
 	cells = append(cells, cell{row: ferryRow, run: func(t *target) Exec {
 		dir, _ := os.MkdirTemp(t.dir, "ferry-")
 		args := append([]string{cfg.Ferry, "mirror"}, roots...)
@@ -97,7 +106,7 @@ func (res *Results) runW1Lat(ctx context.Context, c *client.Client, src *Registr
 	}})
 	if len(cfg.Bound) > 0 {
 		row := res.boundRow(len(refs), note)
-		res.W1Lat = append(res.W1Lat, row)
+		*rows = append(*rows, row)
 		cells = append(cells, cell{row: row, run: func(t *target) Exec {
 			return Run(ctx, t.dir, nil, nil, res.boundArgs(sp.Addr, t.proxy.Addr+"/mirror", refs)...)
 		}})
@@ -106,7 +115,7 @@ func (res *Results) runW1Lat(ctx context.Context, c *client.Client, src *Registr
 		row := &Row{Tool: p.Name, Mode: fmt.Sprintf("%d-way parallel", j), Version: p.Version, Unavailable: p.Unavailable, DigestsOK: true,
 			Command: fmt.Sprintf("xargs -P %d -L 1 %s %s < pairs  # %d lines: %s; %s", j, p.Bin, strings.Join(p.Args, " "), len(refs),
 				p.Line("SRC/w1/app-NN:v1", "DST/mirror/w1/app-NN:v1"), note)}
-		res.W1Lat = append(res.W1Lat, row)
+		*rows = append(*rows, row)
 		if p.Unavailable != "" {
 			continue
 		}
@@ -125,8 +134,8 @@ func (res *Results) runW1Lat(ctx context.Context, c *client.Client, src *Registr
 			if row.Failed != "" {
 				continue
 			}
-			cfg.logf("W1-latency run %d/%d: %s %s", run, cfg.Runs, row.Tool, row.Mode)
-			t, err := newDelayedTarget(ctx, cfg, "w1lat", cfg.W1Delay)
+			cfg.logf("W1-latency (mirrors %s) run %d/%d: %s %s", where, run, cfg.Runs, row.Tool, row.Mode)
+			t, err := newDelayedTarget(ctx, cfg, "w1lat", cfg.W1Delay, inMemory)
 			if err != nil {
 				return err
 			}
@@ -344,20 +353,37 @@ func (res *Results) writeW4Target(b *strings.Builder, ref *Row) {
 	fmt.Fprintf(b, ".\n\n")
 }
 
-// writeW1Lat writes W1 with latency (issue 14 point 2).
+// writeW1Lat writes W1 with latency (issue 14 point 2): the mirrors in
+// memory (W1Lat) and on disk (W1LatDisk), when both were measured.
 func (res *Results) writeW1Lat(b *strings.Builder) {
 	cfg := res.Config
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("## W1 with latency\n\n")
 	p("W1 again (the same %d repositories), every tool reading the source through a proxy that sleeps %s before forwarding each request and writing each fresh mirror through another: a registry far away on both sides. ferry with -j %d, the bound, and the peers %d-way parallel, each run number running every tool once, in turn.\n\n",
 		len(res.w1Refs), cfg.W1Delay, cfg.Parallel, cfg.Parallel)
-	ref := find(res.W1Lat, "ferry mirror", fmt.Sprintf("-j %d", cfg.Parallel))
+	if len(res.W1LatDisk) == 0 {
+		res.writeW1LatTable(b, res.W1Lat)
+		return
+	}
+	p("This workload measures what a network's latency costs each tool, so it runs twice. First with each fresh mirror's storage on a memory file system (/dev/shm), so that the time is the tools' round trips and transfers; then, the same way, with the storage on this machine's disk, as in W1. On a virtual machine's shared disk the destination registry's writes (distribution syncs every file it writes: ~11 fsyncs per blob upload) take an uneven time that no client controls%s.\n\n", res.w1LatSpread())
+	p("### Mirrors in memory\n\n")
+	res.writeW1LatTable(b, res.W1Lat)
+	p("### Mirrors on disk\n\n")
+	res.writeW1LatTable(b, res.W1LatDisk)
+}
+
+// writeW1LatTable writes one W1-with-latency table, its target and its
+// commands.
+func (res *Results) writeW1LatTable(b *strings.Builder, rows []*Row) {
+	cfg := res.Config
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	ref := find(rows, "ferry mirror", fmt.Sprintf("-j %d", cfg.Parallel))
 	if ref == nil {
 		ref = &Row{}
 	}
 	fm, fok := Median(ref.Samples)
 	p("| tool | mode | time | vs ferry -j %d | requests to mirror | requests to source | in all | sent to mirror | mounts | digests |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n", cfg.Parallel)
-	for _, r := range res.W1Lat {
+	for _, r := range rows {
 		if s := r.status(); s != "" {
 			p("| %s | %s | %s | | | | | | | |\n", r.Tool, r.Mode, s)
 			continue
@@ -371,10 +397,10 @@ func (res *Results) writeW1Lat(b *strings.Builder) {
 	if fok {
 		f := fm.Wall.Seconds()
 		p("Issue 14's target, from %s:\n\n", medians(cfg.Runs))
-		if best, bm := res.bestPeer(res.W1Lat, samples); best != nil {
+		if best, bm := res.bestPeer(rows, samples); best != nil {
 			p("- ferry mirror -j %d ÷ the best peer (%s): **%s**; target ≤ 0.40: %s\n", cfg.Parallel, against(best, bm), ratio(f, bm.Wall.Seconds()), verdict(f/bm.Wall.Seconds(), 0.40))
 		}
-		if bound := find(res.W1Lat, BoundTool, "every repository at once"); bound != nil && bound.status() == "" {
+		if bound := find(rows, BoundTool, "every repository at once"); bound != nil && bound.status() == "" {
 			if bm, ok := Median(bound.Samples); ok {
 				p("- ferry mirror -j %d ÷ the bound: %s (%s ÷ %s); no target with latency\n", cfg.Parallel, ratio(f, bm.Wall.Seconds()), secs(fm.Wall), secs(bm.Wall))
 			}
@@ -382,8 +408,30 @@ func (res *Results) writeW1Lat(b *strings.Builder) {
 		p("\n")
 	}
 	p("```sh\n")
-	for _, r := range res.W1Lat {
+	for _, r := range rows {
 		p("%s\n", r.Command)
 	}
 	p("```\n\n")
+}
+
+// w1LatSpread says how far apart ferry -j Parallel's runs were on disk and
+// in memory, or "" when either has fewer than two.
+func (res *Results) w1LatSpread() string {
+	spread := func(rows []*Row) (lo, hi time.Duration, ok bool) {
+		r := find(rows, "ferry mirror", fmt.Sprintf("-j %d", res.Config.Parallel))
+		if r == nil || len(r.Samples) < 2 {
+			return 0, 0, false
+		}
+		lo, hi = r.Samples[0].Wall, r.Samples[0].Wall
+		for _, s := range r.Samples[1:] {
+			lo, hi = min(lo, s.Wall), max(hi, s.Wall)
+		}
+		return lo, hi, true
+	}
+	dl, dh, ok1 := spread(res.W1LatDisk)
+	ml, mh, ok2 := spread(res.W1Lat)
+	if !ok1 || !ok2 {
+		return ""
+	}
+	return fmt.Sprintf(": in this run ferry's %d runs took %s to %s on disk, and %s to %s in memory", len(find(res.W1LatDisk, "ferry mirror", fmt.Sprintf("-j %d", res.Config.Parallel)).Samples), secs(dl), secs(dh), secs(ml), secs(mh))
 }
