@@ -657,8 +657,10 @@ func (cp copier) graph(ctx context.Context, root ocispec.Descriptor, tag string,
 		target = known
 	}
 	// A push that fails is retried with the content read again from the
-	// origin itself: the read slot of the first try is still held.
-	dst := RetryingTarget(target, cp.src, cp.retry)
+	// origin, within a blob slot held for the whole new try: the first
+	// try's place among the blobs under way is still held, and it gives
+	// back its transfer slot when it fails.
+	dst := RetryingTarget(target, limited{ReadOnlyStorage: cp.src, slots: led.slots}, cp.retry)
 	var src content.ReadOnlyStorage = cp.src
 	if cp.rep != nil {
 		src = ReportProgress(cp.rep, dstName, src, &opts)

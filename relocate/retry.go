@@ -40,7 +40,14 @@ func (s retryStore) Push(ctx context.Context, desc ocispec.Descriptor, r io.Read
 			// has its answer, not by the HTTP transport once the last
 			// byte is sent: it holds a place among the blobs under way
 			// (limited) until then.
-			return s.Storage.Push(ctx, desc, struct{ io.Reader }{r})
+			err := s.Storage.Push(ctx, desc, struct{ io.Reader }{r})
+			if tr, ok := r.(*transferReader); ok && err != nil {
+				// The failed try's transfer slot, if its bytes stopped
+				// short of the end, goes back now: the next try reads
+				// from src, which may take a slot of its own.
+				tr.end()
+			}
+			return err
 		}
 		rc, err := s.src.Fetch(ctx, desc)
 		if err != nil {

@@ -149,3 +149,68 @@ func TestMirrorHoldsNoBlobSlotWhileWaiting(t *testing.T) {
 		t.Errorf("%d upload sessions and %d nodes copied, want 4 and 6", got, copied)
 	}
 }
+
+// TestMirrorRetriesAPushCutShort mirrors with -j 1 into a registry that
+// answers the first blob content pushed with a 503 after reading a little
+// of it: the failed try, its bytes stopped short of the end, must give
+// back the run's one blob slot, which the new try reads the content again
+// within.
+func TestMirrorRetriesAPushCutShort(t *testing.T) {
+	ctx := context.Background()
+	var cut atomic.Bool
+	mirror := registrytest.New(t, registrytest.WithWrap(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/blobs/uploads/") && r.ContentLength > 1<<20 && cut.CompareAndSwap(false, true) {
+				_, _ = io.CopyN(io.Discard, r.Body, 64<<10)
+				w.Header().Set("Connection", "close")
+				http.Error(w, "cut short", http.StatusServiceUnavailable)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}))
+	src := registrytest.New(t)
+	c := registrytest.Client(t)
+	repo := registrytest.Repository(t, c, src.Host+"/cut/app")
+	big := bytes.Repeat([]byte("layer bytes "), (16<<20)/12)
+	layer, err := oras.PushBytes(ctx, repo, ocispec.MediaTypeImageLayer, big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := oras.PushBytes(ctx, repo, ocispec.MediaTypeImageConfig, []byte(`{"architecture":"amd64","os":"linux"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "", oras.PackManifestOptions{ConfigDescriptor: &cfg, Layers: []ocispec.Descriptor{layer}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &lock.Lock{Packages: []lock.Package{{
+		Source: repo.Reference.Registry + "/" + repo.Reference.Repository, Version: "v1",
+		Digest: root.Digest.String(), MediaType: root.MediaType, Size: root.Size, Signatures: lock.Signatures{},
+	}}}
+	to, err := relocate.ParseMapping(mirror.Host + "/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := relocate.Mirror(ctx, l, relocate.Options{Source: registrytest.Client(t), To: to, Concurrency: 1, JournalDir: t.TempDir()})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second): // a guard against a hang, not a timing check
+		t.Fatal("the retried push never got a blob slot")
+	}
+	if !cut.Load() {
+		t.Fatal("no push was cut short")
+	}
+	got, err := registrytest.Repository(t, c, mirror.Host+"/m/cut/app").Blobs().Resolve(ctx, layer.Digest.String())
+	if err != nil || got.Size != layer.Size {
+		t.Errorf("layer in the mirror: %v, %v", got, err)
+	}
+}

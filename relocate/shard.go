@@ -338,7 +338,7 @@ func uploadOwned(ctx context.Context, blobs []*shardBlob, sh Shard, opts Options
 					return nil
 				},
 			}
-			if err := oras.CopyGraph(gctx, limited{ReadOnlyStorage: src, slots: led.slots, open: led.open}, RetryingTarget(dst, src, opts.Retry), b.desc, copts); err != nil {
+			if err := oras.CopyGraph(gctx, limited{ReadOnlyStorage: src, slots: led.slots, open: led.open}, RetryingTarget(dst, limited{ReadOnlyStorage: src, slots: led.slots}, opts.Retry), b.desc, copts); err != nil {
 				return fmt.Errorf("uploading %s to %s: %w", b.desc.Digest, b.canon, err)
 			}
 			present.Store(b.desc.Digest, true)

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ferryhq/ferry/client"
@@ -313,6 +314,9 @@ func checkDigests(ctx context.Context, c *client.Client, host, prefix string, re
 // row.Samples and a copy that differs from the source fails the row;
 // otherwise row.Failed says why, the failure is logged and t is closed.
 func (t *target) measureCopy(ctx context.Context, cfg *Config, c *client.Client, row *Row, sp *Proxy, refs []Ref, cpu bool, run func() Exec) (e Exec, st, sst Stats, ok bool) {
+	// What the tools before wrote (a peer that does not mount writes a
+	// gigabyte per W1 copy) goes to disk now, not while this tool runs.
+	syscall.Sync()
 	sp.Take()
 	e = run()
 	st, sst = t.proxy.Take(), sp.Take()
