@@ -9,7 +9,8 @@
 #   BENCH_SCALE=F         multiplies W1's 40 repositories and W2's 1,000 packages (default 1)
 #   BENCH_FULL=1          W3 with PRODUCT.md's 2 GiB layer (default 512 MiB)
 #   BENCH_WORKLOADS=LIST  comma-separated subset of w1,w1lat,w2,w3,helm,faults,scale,mounts (w1 includes W4 and
-#                         the bound, w1lat is W1 with 20 ms per request on both sides, helm is W5,
+#                         the bound, w1lat is W1 with 20 ms per request on both sides
+#                         (mirrors in /dev/shm, then on disk), helm is W5,
 #                         scale is 40/200/1,000 repositories against crane, resolution of 1,000 and
 #                         10,000 packages and bookkeeping up to 30,000, mounts is 200 repositories
 #                         onto a registry refusing cross-repository mounts)
