@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
 
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/relocate"
@@ -85,7 +87,6 @@ func TestMirrorSchedulesMetadataApart(t *testing.T) {
 // the network, must not hold the run's one blob slot, or no other blob's
 // bytes could move.
 func TestMirrorHoldsNoBlobSlotWhileWaiting(t *testing.T) {
-	ctx := context.Background()
 	var sessions atomic.Int32
 	arrived := make(chan struct{})
 	var once sync.Once
@@ -115,29 +116,10 @@ func TestMirrorHoldsNoBlobSlotWhileWaiting(t *testing.T) {
 	c := registrytest.Client(t)
 	l := &lock.Lock{}
 	for i := range 2 {
-		repo := registrytest.Repository(t, c, fmt.Sprintf("%s/apart/app-%d", src.Host, i))
-		layer, err := oras.PushBytes(ctx, repo, ocispec.MediaTypeImageLayer, []byte(fmt.Sprintf("layer of app %d", i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := oras.PushBytes(ctx, repo, ocispec.MediaTypeImageConfig, []byte(fmt.Sprintf(`{"architecture":"amd64","os":"linux","variant":"v%d"}`, i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		root, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "", oras.PackManifestOptions{ConfigDescriptor: &cfg, Layers: []ocispec.Descriptor{layer}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		l.Packages = append(l.Packages, lock.Package{
-			Source: repo.Reference.Registry + "/" + repo.Reference.Repository, Version: "v1",
-			Digest: root.Digest.String(), MediaType: root.MediaType, Size: root.Size, Signatures: lock.Signatures{},
-		})
+		l.Packages = append(l.Packages, pushImage(t, c, fmt.Sprintf("%s/apart/app-%d", src.Host, i),
+			[]byte(fmt.Sprintf("layer of app %d", i)), []byte(fmt.Sprintf(`{"architecture":"amd64","os":"linux","variant":"v%d"}`, i))))
 	}
-	to, err := relocate.ParseMapping(mirror.Host + "/m")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := relocate.Mirror(ctx, l, relocate.Options{Source: registrytest.Client(t), To: to, Concurrency: 1, JournalDir: t.TempDir()})
+	rep, err := mirrorInto(t, l, mirror.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,31 +153,11 @@ func TestMirrorRetriesAPushCutShort(t *testing.T) {
 	}))
 	src := registrytest.New(t)
 	c := registrytest.Client(t)
-	repo := registrytest.Repository(t, c, src.Host+"/cut/app")
 	big := bytes.Repeat([]byte("layer bytes "), (16<<20)/12)
-	layer, err := oras.PushBytes(ctx, repo, ocispec.MediaTypeImageLayer, big)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := oras.PushBytes(ctx, repo, ocispec.MediaTypeImageConfig, []byte(`{"architecture":"amd64","os":"linux"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "", oras.PackManifestOptions{ConfigDescriptor: &cfg, Layers: []ocispec.Descriptor{layer}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := &lock.Lock{Packages: []lock.Package{{
-		Source: repo.Reference.Registry + "/" + repo.Reference.Repository, Version: "v1",
-		Digest: root.Digest.String(), MediaType: root.MediaType, Size: root.Size, Signatures: lock.Signatures{},
-	}}}
-	to, err := relocate.ParseMapping(mirror.Host + "/m")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := &lock.Lock{Packages: []lock.Package{pushImage(t, c, src.Host+"/cut/app", big, []byte(`{"architecture":"amd64","os":"linux"}`))}}
 	done := make(chan error, 1)
 	go func() {
-		_, err := relocate.Mirror(ctx, l, relocate.Options{Source: registrytest.Client(t), To: to, Concurrency: 1, JournalDir: t.TempDir()})
+		_, err := mirrorInto(t, l, mirror.Host)
 		done <- err
 	}()
 	select {
@@ -209,8 +171,43 @@ func TestMirrorRetriesAPushCutShort(t *testing.T) {
 	if !cut.Load() {
 		t.Fatal("no push was cut short")
 	}
-	got, err := registrytest.Repository(t, c, mirror.Host+"/m/cut/app").Blobs().Resolve(ctx, layer.Digest.String())
-	if err != nil || got.Size != layer.Size {
+	layer := digest.FromBytes(big)
+	got, err := registrytest.Repository(t, c, mirror.Host+"/m/cut/app").Blobs().Resolve(ctx, layer.String())
+	if err != nil || got.Size != int64(len(big)) {
 		t.Errorf("layer in the mirror: %v, %v", got, err)
 	}
+}
+
+// pushImage pushes an image of one layer and config to the repository
+// ref names in a source registry, and returns its lock entry (tag v1).
+func pushImage(t *testing.T, c *client.Client, ref string, layer, config []byte) lock.Package {
+	t.Helper()
+	ctx := context.Background()
+	repo := registrytest.Repository(t, c, ref)
+	ld, err := oras.PushBytes(ctx, repo, ocispec.MediaTypeImageLayer, layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cd, err := oras.PushBytes(ctx, repo, ocispec.MediaTypeImageConfig, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "", oras.PackManifestOptions{ConfigDescriptor: &cd, Layers: []ocispec.Descriptor{ld}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lock.Package{
+		Source: repo.Reference.Registry + "/" + repo.Reference.Repository, Version: "v1",
+		Digest: root.Digest.String(), MediaType: root.MediaType, Size: root.Size, Signatures: lock.Signatures{},
+	}
+}
+
+// mirrorInto mirrors l into the registry at host, under m/, with -j 1.
+func mirrorInto(t *testing.T, l *lock.Lock, host string) (*relocate.Report, error) {
+	t.Helper()
+	to, err := relocate.ParseMapping(host + "/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return relocate.Mirror(context.Background(), l, relocate.Options{Source: registrytest.Client(t), To: to, Concurrency: 1, JournalDir: t.TempDir()})
 }

@@ -13,7 +13,6 @@ import (
 	"oras.land/oras-go/v2/content/memory"
 
 	"github.com/ferryhq/ferry/internal/registrytest"
-	"github.com/ferryhq/ferry/relocate"
 )
 
 // TestMirrorUploadChallengedStartsOver mirrors into a registry that asks
@@ -70,11 +69,7 @@ func TestMirrorUploadChallengedStartsOver(t *testing.T) {
 	}))
 	src := registrytest.New(t)
 	l, blobs := sharedClosure(t, registrytest.Client(t), src, 1)
-	to, err := relocate.ParseMapping(mirror.Host + "/m")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := relocate.Mirror(ctx, l, relocate.Options{Source: registrytest.Client(t), To: to, Concurrency: 1, JournalDir: t.TempDir()})
+	rep, err := mirrorInto(t, l, mirror.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
