@@ -366,6 +366,7 @@ func (res *Results) writeW1Lat(b *strings.Builder) {
 		return
 	}
 	p("This workload measures what a network's latency costs each tool, so it runs twice. First with each fresh mirror's storage on a memory file system (/dev/shm), so that the time is the tools' round trips and transfers; then, the same way, with the storage on this machine's disk, as in W1. On a virtual machine's shared disk the destination registry's writes (distribution syncs every file it writes: ~11 fsyncs per blob upload) take an uneven time that no client controls%s.\n\n", res.w1LatSpread())
+	p("Issue 14's target is judged on the first table, which measures what it asks about: the tools' round trips on a slow network. The second shows where this machine's disk puts the floor: there ferry is about as fast as the bound, and the bound's own ratio to the best peer is the least any client's can be.\n\n")
 	p("### Mirrors in memory\n\n")
 	res.writeW1LatTable(b, res.W1Lat)
 	p("### Mirrors on disk\n\n")
@@ -397,12 +398,16 @@ func (res *Results) writeW1LatTable(b *strings.Builder, rows []*Row) {
 	if fok {
 		f := fm.Wall.Seconds()
 		p("Issue 14's target, from %s:\n\n", medians(cfg.Runs))
-		if best, bm := res.bestPeer(rows, samples); best != nil {
-			p("- ferry mirror -j %d ÷ the best peer (%s): **%s**; target ≤ 0.40: %s\n", cfg.Parallel, against(best, bm), ratio(f, bm.Wall.Seconds()), verdict(f/bm.Wall.Seconds(), 0.40))
+		best, pm := res.bestPeer(rows, samples)
+		if best != nil {
+			p("- ferry mirror -j %d ÷ the best peer (%s): **%s**; target ≤ 0.40: %s\n", cfg.Parallel, against(best, pm), ratio(f, pm.Wall.Seconds()), verdict(f/pm.Wall.Seconds(), 0.40))
 		}
 		if bound := find(rows, BoundTool, "every repository at once"); bound != nil && bound.status() == "" {
 			if bm, ok := Median(bound.Samples); ok {
 				p("- ferry mirror -j %d ÷ the bound: %s (%s ÷ %s); no target with latency\n", cfg.Parallel, ratio(f, bm.Wall.Seconds()), secs(fm.Wall), secs(bm.Wall))
+				if best != nil {
+					p("- the bound ÷ the best peer: %s, the least any client's ratio can be here\n", ratio(bm.Wall.Seconds(), pm.Wall.Seconds()))
+				}
 			}
 		}
 		p("\n")
