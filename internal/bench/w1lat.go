@@ -227,6 +227,11 @@ func (res *Results) writeW1Targets(b *strings.Builder, ref *Row) {
 	}
 	if best, bm := res.bestPeer(res.W1, samples); best != nil {
 		p("- ferry mirror -j %d ÷ the best peer (%s): **%s**; target ≤ 0.45: %s\n", cfg.Parallel, against(best, bm), ratio(f, bm.Wall.Seconds()), verdict(f/bm.Wall.Seconds(), 0.45))
+		if bound := find(res.W1, BoundTool, "every repository at once"); bound != nil && bound.status() == "" {
+			if om, ok := Median(bound.Samples); ok {
+				p("- the bound ÷ the best peer: %s, the least any client's ratio can be on this machine\n", ratio(om.Wall.Seconds(), bm.Wall.Seconds()))
+			}
+		}
 	}
 	all := fm.Stats.Requests + fm.Source.Requests
 	p("- requests in all onto a fresh mirror, ferry mirror -j %d: **%d** (%d to the mirror, %d to the source); target ≤ %d: %s\n",
