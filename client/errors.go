@@ -143,10 +143,12 @@ func (e *AuthError) Unwrap() error { return e.Err }
 // auth challenge can be answered by sending them again.
 const maxManifestBuffer = 4 << 20
 
-// errUploadChallenged is an auth challenge answered to a blob upload's
-// content (PUT or PATCH), whose streamed body cannot be sent again. It is
-// transient (IsTransient): the push starts over with a new upload session.
-var errUploadChallenged = errors.New("the registry asked for credentials again during an upload; the upload starts over")
+// errUploadChallenged is a blob upload's content (PUT or PATCH), a
+// streamed body, asked for again: by an auth challenge, or by net/http
+// after a kept-alive connection broke before the request went out
+// (transport.go rewindBody). It is transient (IsTransient): the push
+// starts over with a new upload session.
+var errUploadChallenged = errors.New("an upload's content cannot be sent again (the registry asked for credentials again, or the connection broke); the upload starts over")
 
 // uploadChallenged is a streamed upload's http.Request.GetBody: it cannot
 // give the body again.
