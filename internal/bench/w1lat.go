@@ -220,17 +220,14 @@ func (res *Results) writeW1Targets(b *strings.Builder, ref *Row) {
 	}
 	f := fm.Wall.Seconds()
 	p("Issue 14's targets, from %s:\n\n", medians(cfg.Runs))
-	if bound := find(res.W1, BoundTool, "every repository at once"); bound != nil && bound.status() == "" {
-		if bm, ok := Median(bound.Samples); ok {
-			p("- ferry mirror -j %d ÷ the bound: **%s** (%s ÷ %s); target ≤ 1.10: %s\n", cfg.Parallel, ratio(f, bm.Wall.Seconds()), secs(fm.Wall), secs(bm.Wall), verdict(f/bm.Wall.Seconds(), 1.10))
-		}
+	bm, bok := boundMedian(res.W1)
+	if bok {
+		p("- ferry mirror -j %d ÷ the bound: **%s** (%s ÷ %s); target ≤ 1.10: %s\n", cfg.Parallel, ratio(f, bm.Wall.Seconds()), secs(fm.Wall), secs(bm.Wall), verdict(f/bm.Wall.Seconds(), 1.10))
 	}
-	if best, bm := res.bestPeer(res.W1, samples); best != nil {
-		p("- ferry mirror -j %d ÷ the best peer (%s): **%s**; target ≤ 0.45: %s\n", cfg.Parallel, against(best, bm), ratio(f, bm.Wall.Seconds()), verdict(f/bm.Wall.Seconds(), 0.45))
-		if bound := find(res.W1, BoundTool, "every repository at once"); bound != nil && bound.status() == "" {
-			if om, ok := Median(bound.Samples); ok {
-				p("- the bound ÷ the best peer: %s, the least any client's ratio can be on this machine\n", ratio(om.Wall.Seconds(), bm.Wall.Seconds()))
-			}
+	if best, pm := res.bestPeer(res.W1, samples); best != nil {
+		p("- ferry mirror -j %d ÷ the best peer (%s): **%s**; target ≤ 0.45: %s\n", cfg.Parallel, against(best, pm), ratio(f, pm.Wall.Seconds()), verdict(f/pm.Wall.Seconds(), 0.45))
+		if bok {
+			p("%s", floorLine(bm, pm, "on this machine"))
 		}
 	}
 	all := fm.Stats.Requests + fm.Source.Requests
@@ -407,12 +404,10 @@ func (res *Results) writeW1LatTable(b *strings.Builder, rows []*Row) {
 		if best != nil {
 			p("- ferry mirror -j %d ÷ the best peer (%s): **%s**; target ≤ 0.40: %s\n", cfg.Parallel, against(best, pm), ratio(f, pm.Wall.Seconds()), verdict(f/pm.Wall.Seconds(), 0.40))
 		}
-		if bound := find(rows, BoundTool, "every repository at once"); bound != nil && bound.status() == "" {
-			if bm, ok := Median(bound.Samples); ok {
-				p("- ferry mirror -j %d ÷ the bound: %s (%s ÷ %s); no target with latency\n", cfg.Parallel, ratio(f, bm.Wall.Seconds()), secs(fm.Wall), secs(bm.Wall))
-				if best != nil {
-					p("- the bound ÷ the best peer: %s, the least any client's ratio can be here\n", ratio(bm.Wall.Seconds(), pm.Wall.Seconds()))
-				}
+		if bm, ok := boundMedian(rows); ok {
+			p("- ferry mirror -j %d ÷ the bound: %s (%s ÷ %s); no target with latency\n", cfg.Parallel, ratio(f, bm.Wall.Seconds()), secs(fm.Wall), secs(bm.Wall))
+			if best != nil {
+				p("%s", floorLine(bm, pm, "here"))
 			}
 		}
 		p("\n")
@@ -427,21 +422,38 @@ func (res *Results) writeW1LatTable(b *strings.Builder, rows []*Row) {
 // w1LatSpread says how far apart ferry -j Parallel's runs were on disk and
 // in memory, or "" when either has fewer than two.
 func (res *Results) w1LatSpread() string {
-	spread := func(rows []*Row) (lo, hi time.Duration, ok bool) {
+	spread := func(rows []*Row) (n int, lo, hi time.Duration) {
 		r := find(rows, "ferry mirror", fmt.Sprintf("-j %d", res.Config.Parallel))
 		if r == nil || len(r.Samples) < 2 {
-			return 0, 0, false
+			return 0, 0, 0
 		}
 		lo, hi = r.Samples[0].Wall, r.Samples[0].Wall
 		for _, s := range r.Samples[1:] {
 			lo, hi = min(lo, s.Wall), max(hi, s.Wall)
 		}
-		return lo, hi, true
+		return len(r.Samples), lo, hi
 	}
-	dl, dh, ok1 := spread(res.W1LatDisk)
-	ml, mh, ok2 := spread(res.W1Lat)
-	if !ok1 || !ok2 {
+	n, dl, dh := spread(res.W1LatDisk)
+	m, ml, mh := spread(res.W1Lat)
+	if n == 0 || m == 0 {
 		return ""
 	}
-	return fmt.Sprintf(": in this run ferry's %d runs took %s to %s on disk, and %s to %s in memory", len(find(res.W1LatDisk, "ferry mirror", fmt.Sprintf("-j %d", res.Config.Parallel)).Samples), secs(dl), secs(dh), secs(ml), secs(mh))
+	return fmt.Sprintf(": in this run ferry's %d runs took %s to %s on disk, and %s to %s in memory", n, secs(dl), secs(dh), secs(ml), secs(mh))
+}
+
+// boundMedian returns the median sample of the bound's row of rows, when
+// it has one.
+func boundMedian(rows []*Row) (Sample, bool) {
+	bound := find(rows, BoundTool, "every repository at once")
+	if bound == nil || bound.status() != "" {
+		return Sample{}, false
+	}
+	return Median(bound.Samples)
+}
+
+// floorLine is the report's line dividing the bound's time by the best
+// peer's: no client's ratio to that peer can be lower where (a place:
+// "here", "on this machine") they were measured.
+func floorLine(bound, peer Sample, where string) string {
+	return fmt.Sprintf("- the bound ÷ the best peer: %s, the least any client's ratio can be %s\n", ratio(bound.Wall.Seconds(), peer.Wall.Seconds()), where)
 }
