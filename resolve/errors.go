@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -113,3 +114,34 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+func withChain(reqs []requirement, source string, err error) error {
+	var chain []string
+	if len(reqs) > 0 {
+		chain = reqs[0].chain
+	}
+	var ue *UnsatisfiableError
+	if errors.As(err, &ue) {
+		return err
+	}
+	last := source
+	// The edge's name says how the parent named the package when it is
+	// more than the package's own name (a Helm chart's image names the
+	// template that deploys it), as lock.Why shows it.
+	if len(reqs) > 0 && reqs[0].name != "" && reqs[0].name != source[strings.LastIndex(source, "/")+1:] {
+		last += " (via " + reqs[0].name + ")"
+	}
+	prefix := strings.Join(append(append([]string(nil), chain...), last), " -> ")
+	return &ChainError{Chain: prefix, Err: err}
+}
+
+// ChainError is an error reached through a chain of dependencies.
+type ChainError struct {
+	Chain string
+	Err   error
+}
+
+func (e *ChainError) Error() string { return e.Chain + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *ChainError) Unwrap() error { return e.Err }
