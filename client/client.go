@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
@@ -314,6 +315,10 @@ type schemeTransport struct {
 	all    bool
 	log    *slog.Logger
 	warned map[string]bool
+	// probes runs one HTTPS probe per loopback host at a time: the
+	// packages of a run open their repositories at once, and each would
+	// otherwise start a TLS handshake of its own.
+	probes singleflight.Group
 }
 
 // PlainHTTPAll in Options.PlainHTTP speaks plain HTTP to every registry
@@ -342,6 +347,22 @@ func (t *schemeTransport) isPlain(host string) bool {
 	if known || !IsLoopback(host) {
 		return plain
 	}
+	v, _, _ := t.probes.Do(host, func() (any, error) {
+		t.mu.Lock()
+		plain, known := t.plain[host]
+		t.mu.Unlock()
+		if known {
+			return plain, nil
+		}
+		return t.probe(host), nil
+	})
+	return v.(bool)
+}
+
+// probe asks a loopback host for /v2/ over HTTPS and reports whether it
+// answered in plain HTTP; the answer is remembered unless the probe could
+// not tell (the host did not answer).
+func (t *schemeTransport) probe(host string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+host+"/v2/", nil)
@@ -350,7 +371,7 @@ func (t *schemeTransport) isPlain(host string) bool {
 	}
 	resp, err := t.next.RoundTrip(req)
 	var rhe tls.RecordHeaderError
-	plain = err != nil && errors.As(err, &rhe)
+	plain := err != nil && errors.As(err, &rhe)
 	if err == nil {
 		resp.Body.Close()
 	}
