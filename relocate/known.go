@@ -196,6 +196,9 @@ type knownTarget struct {
 	// tagged is set once tag is known to point at root: pushed by it, or
 	// read and found there.
 	tagged atomic.Bool
+	// early, when set, holds the upload sessions opened while the blobs
+	// were read from the origin (earlySource); a blob's push uses its own.
+	early *earlyUploads
 }
 
 // Exists reports whether desc is in the repository, asking within the
@@ -241,6 +244,17 @@ func (t *knownTarget) Push(ctx context.Context, desc ocispec.Descriptor, r io.Re
 		}
 		defer func() { <-t.led.mirrorMeta }()
 	}
+	if t.early != nil && !isManifest(desc.MediaType) {
+		up, err := t.early.take(ctx, desc.Digest)
+		if up != nil {
+			return up.Put(ctx, desc, r)
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil && err != nil {
+			return err
+		}
+		// No session was opened for it, or opening one failed: the push
+		// opens its own.
+	}
 	if t.tag == "" || desc.Digest != t.root.Digest {
 		return t.Target.Push(ctx, desc, r)
 	}
@@ -258,6 +272,9 @@ func (t *knownTarget) Push(ctx context.Context, desc ocispec.Descriptor, r io.Re
 
 // Mount mounts desc from another repository of the registry.
 func (t *knownTarget) Mount(ctx context.Context, desc ocispec.Descriptor, from string, getContent func() (io.ReadCloser, error)) error {
+	if t.early != nil {
+		t.early.mount(desc.Digest)
+	}
 	return t.repo.Mount(ctx, desc, from, getContent)
 }
 

@@ -369,8 +369,12 @@ func (cp copier) graph(ctx context.Context, root ocispec.Descriptor, tag string,
 	}
 	target := content.Storage(cp.dst)
 	var known *knownTarget
+	var src content.ReadOnlyStorage = cp.src
 	if cp.repo != nil && cp.known != nil {
-		known = &knownTarget{Target: cp.dst, repo: cp.repo, name: dstName, led: led, st: cp.known, root: root, tag: tag}
+		early := newEarlyUploads(cp.repo)
+		defer early.finish(ctx)
+		src = earlySource{ReadOnlyStorage: src, early: early}
+		known = &knownTarget{Target: cp.dst, repo: cp.repo, name: dstName, led: led, st: cp.known, root: root, tag: tag, early: early}
 		if nodes != nil && cp.checkImages != nil {
 			// Every node below the root is in nodes once the root is
 			// pushed: the copy pushes a node after its successors.
@@ -385,7 +389,6 @@ func (cp copier) graph(ctx context.Context, root ocispec.Descriptor, tag string,
 	// try's place among the blobs under way is still held, and it gives
 	// back its transfer slot when it fails.
 	dst := RetryingTarget(target, limited{ReadOnlyStorage: cp.src, slots: led.slots}, cp.retry)
-	var src content.ReadOnlyStorage = cp.src
 	if cp.rep != nil {
 		src = ReportProgress(cp.rep, dstName, src, &opts)
 	}
