@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -506,7 +507,7 @@ func TestFetchBadInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !mapsEqual(got.Binaries, prev.Binaries) {
+		if !maps.Equal(got.Binaries, prev.Binaries) {
 			t.Errorf("binaries changed: %+v", got.Binaries)
 		}
 		prevOld := *prev
@@ -516,18 +517,6 @@ func TestFetchBadInput(t *testing.T) {
 			t.Errorf("a lock of another version was compared: %v", err)
 		}
 	})
-}
-
-func mapsEqual(a, b map[string]Binary) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // lockNow fetches exec 1.x as it is now and returns its lock entry.

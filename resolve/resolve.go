@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -187,7 +188,7 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 			// it gets there; one placed later (deeper in the closure) can
 			// rule out the version that caused this error. Only a round
 			// that saw nothing new reports it.
-			if sameReqs(rs.reqs, hints) && sameMap(rs.replacing, pkgReplace) {
+			if sameReqs(rs.reqs, hints) && maps.Equal(rs.replacing, pkgReplace) {
 				return nil, err
 			}
 			hints, pkgReplace, lastErr = rs.reqs, rs.replacing, err
@@ -196,7 +197,7 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 		if err := checkReplaceCycles(rs.replacing, opts.Replace); err != nil {
 			return nil, err
 		}
-		if (sameReqs(rs.reqs, hints) || rs.settled()) && sameMap(rs.replacing, pkgReplace) {
+		if (sameReqs(rs.reqs, hints) || rs.settled()) && maps.Equal(rs.replacing, pkgReplace) {
 			g, err := rs.finish(rootKeys)
 			if err != nil {
 				return nil, err

@@ -362,15 +362,3 @@ func sameReqs(a, b map[string][]requirement) bool {
 	}
 	return true
 }
-
-func sameMap(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}

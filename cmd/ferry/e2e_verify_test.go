@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,7 +89,7 @@ func TestE2EVerifyAndInstallTampered(t *testing.T) {
 		if r.Code == 0 {
 			t.Errorf("install over an earlier one succeeded")
 		}
-		if got := e2eSnapshot(t, env.Path("prev")); len(got) != len(prev) || !mapsEqual(got, prev) {
+		if got := e2eSnapshot(t, env.Path("prev")); !maps.Equal(got, prev) {
 			t.Errorf("a failed install changed the earlier install")
 		}
 		entries, _ := os.ReadDir(env.Dir)
@@ -181,13 +182,4 @@ func TestE2EVerifyAndInstallTampered(t *testing.T) {
 	// Everything restored: clean again, and an install replaces the old one.
 	env.Expect(0, []string{"verify", "--deep"})
 	env.MustRun("install", "--dest", "prev")
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return len(a) == len(b)
 }

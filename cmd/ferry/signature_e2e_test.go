@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"encoding/pem"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -177,7 +178,7 @@ func TestE2ELockSignature(t *testing.T) {
 			env.Expect(3, []string{"install", "--dest", "prev", "--lock-key", "cosign.pub"}, "refusing to install: ferry.lock.sig does not sign ferry.lock")
 			env.Expect(3, []string{"install", "--dest", "fresh", "--lock-key", "cosign.pub"}, "refusing to install")
 			e2eAbsent(t, env.Path("fresh"))
-			if got := e2eSnapshot(t, env.Path("prev")); !mapsEqual(got, prev) {
+			if got := e2eSnapshot(t, env.Path("prev")); !maps.Equal(got, prev) {
 				t.Errorf("a refused install changed the earlier install")
 			}
 			entries, err := os.ReadDir(env.Dir)
