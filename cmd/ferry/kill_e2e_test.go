@@ -238,7 +238,7 @@ func TestKillAndResume(t *testing.T) {
 		kills []int
 	}{
 		{"early", []int{1}},
-		// With -j 2 a copy has at most 8 blobs under way (4×j, from their
+		// With -j 1 a copy has at most 8 blobs under way (8×j, from their
 		// read's request to their push's answer), so its 10th blob request
 		// comes after at least one blob is complete.
 		{"mid-way, then again while resuming", []int{10, 1}},
@@ -283,10 +283,10 @@ func TestKillAndResume(t *testing.T) {
 				// dest is where the result is staged, if anywhere.
 				dest string
 			}{
-				{"mirror --to", env, []string{"mirror", "-j", "2", "--lock", "ferry.lock", "--to", m1.Host + "/m"}, "m1", killOnPut, ""},
-				{"mirror --to-archive", env, []string{"mirror", "-j", "2", "--lock", "ferry.lock", "--to-archive", "closure.tar"}, "src", killOnGet, archive},
-				{"mirror --from-archive", air, []string{"mirror", "-j", "2", "--from-archive", archive, "--to", m2.Host + "/m"}, "m2", killOnPut, ""},
-				{"install", air, []string{"install", "-j", "2", "--dest", "out"}, "m2", killOnGet, air.Path("out")},
+				{"mirror --to", env, []string{"mirror", "-j", "1", "--lock", "ferry.lock", "--to", m1.Host + "/m"}, "m1", killOnPut, ""},
+				{"mirror --to-archive", env, []string{"mirror", "-j", "1", "--lock", "ferry.lock", "--to-archive", "closure.tar"}, "src", killOnGet, archive},
+				{"mirror --from-archive", air, []string{"mirror", "-j", "1", "--from-archive", archive, "--to", m2.Host + "/m"}, "m2", killOnPut, ""},
+				{"install", air, []string{"install", "-j", "1", "--dest", "out"}, "m2", killOnGet, air.Path("out")},
 			}
 			for _, st := range steps {
 				// complete is what the runs so far completed: uploads the
