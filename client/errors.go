@@ -241,14 +241,7 @@ func (a *authClient) cancelUpload(req *http.Request) {
 	q := u.Query()
 	q.Del("digest")
 	u.RawQuery = q.Encode()
-	del, err := http.NewRequestWithContext(req.Context(), http.MethodDelete, u.String(), nil)
-	if err != nil {
-		return
-	}
-	if resp, err := a.c.Do(del); err == nil {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		_ = resp.Body.Close()
-	}
+	deleteSession(req.Context(), a.c, &u, "")
 }
 
 // parseErrorResponse reads a registry's JSON error body.

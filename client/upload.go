@@ -146,14 +146,20 @@ func (u *Upload) Cancel(ctx context.Context) {
 	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), CancelTimeout)
 	defer stop()
 	ctx = auth.AppendRepositoryScope(ctx, u.repo.Reference, auth.ActionPull, auth.ActionPush)
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, u.location.String(), nil)
+	deleteSession(ctx, doer(u.repo), u.location, u.authorization)
+}
+
+// deleteSession cancels the upload session at location (DELETE), with
+// authorization when set, ignoring the answer: cancelling is best effort.
+func deleteSession(ctx context.Context, c remote.Client, location *url.URL, authorization string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, location.String(), nil)
 	if err != nil {
 		return
 	}
-	if u.authorization != "" {
-		req.Header.Set("Authorization", u.authorization)
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
 	}
-	if resp, err := doer(u.repo).Do(req); err == nil {
+	if resp, err := c.Do(req); err == nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		_ = resp.Body.Close()
 	}

@@ -25,6 +25,8 @@ import (
 
 // earlyUploads holds the sessions opened for one graph copy into one
 // mirror repository, by blob digest (a graph copy reads each node once).
+// A session is in m until a push takes it or it is dropped: being there
+// is what marks it unused.
 type earlyUploads struct {
 	repo *remote.Repository
 	mu   sync.Mutex
@@ -41,8 +43,6 @@ type earlyUpload struct {
 	done chan struct{}
 	up   *client.Upload
 	err  error
-	// used is set when a push took the session or it was dropped.
-	used bool
 }
 
 func newEarlyUploads(repo *remote.Repository) *earlyUploads {
@@ -57,11 +57,11 @@ func (e *earlyUploads) mount(d digest.Digest) {
 }
 
 // open starts opening a session for d; it returns nil when d is being
-// mounted.
+// mounted, or already has a session unused.
 func (e *earlyUploads) open(ctx context.Context, d digest.Digest) *earlyUpload {
 	eu := &earlyUpload{done: make(chan struct{})}
 	e.mu.Lock()
-	if e.mounting[d] {
+	if e.mounting[d] || e.m[d] != nil {
 		e.mu.Unlock()
 		return nil
 	}
@@ -90,14 +90,7 @@ const cleanupGrace = 10 * time.Second
 func (e *earlyUploads) take(ctx context.Context, d digest.Digest) (*client.Upload, error) {
 	e.mu.Lock()
 	eu := e.m[d]
-	if eu != nil {
-		delete(e.m, d)
-		if eu.used {
-			eu = nil
-		} else {
-			eu.used = true
-		}
-	}
+	delete(e.m, d)
 	e.mu.Unlock()
 	if eu == nil {
 		return nil, nil
@@ -114,16 +107,14 @@ func (e *earlyUploads) take(ctx context.Context, d digest.Digest) (*client.Uploa
 // drop cancels eu's session unless a push took it.
 func (e *earlyUploads) drop(ctx context.Context, d digest.Digest, eu *earlyUpload) {
 	e.mu.Lock()
-	if eu.used {
-		e.mu.Unlock()
-		return
-	}
-	eu.used = true
-	if e.m[d] == eu {
+	unused := e.m[d] == eu
+	if unused {
 		delete(e.m, d)
 	}
 	e.mu.Unlock()
-	e.cancelLater(ctx, eu)
+	if unused {
+		e.cancelLater(ctx, eu)
+	}
 }
 
 // cancelLater deletes eu's session once it is open, without waiting.
@@ -144,10 +135,7 @@ func (e *earlyUploads) finish(ctx context.Context) {
 	e.mu.Lock()
 	for d, eu := range e.m {
 		delete(e.m, d)
-		if !eu.used {
-			eu.used = true
-			e.cancelLater(ctx, eu)
-		}
+		e.cancelLater(ctx, eu)
 	}
 	e.mu.Unlock()
 	e.cancels.Wait()

@@ -127,32 +127,10 @@ func countUploads(mu *sync.Mutex, counts map[string]int, next http.Handler) http
 			next.ServeHTTP(w, r)
 			return
 		}
-		next.ServeHTTP(&uploadCounter{ResponseWriter: w, count: func(status int) {
+		next.ServeHTTP(&statusRecorder{ResponseWriter: w, onStatus: func(status int) {
 			mu.Lock()
 			counts[fmt.Sprintf("%s %d", r.Method, status)]++
 			mu.Unlock()
 		}}, r)
 	})
-}
-
-// uploadCounter calls count with the status of the answer, once.
-type uploadCounter struct {
-	http.ResponseWriter
-	count   func(status int)
-	written bool
-}
-
-func (w *uploadCounter) WriteHeader(code int) {
-	if !w.written {
-		w.written = true
-		w.count(code)
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *uploadCounter) Write(b []byte) (int, error) {
-	if !w.written {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
 }

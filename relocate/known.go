@@ -249,7 +249,7 @@ func (t *knownTarget) Push(ctx context.Context, desc ocispec.Descriptor, r io.Re
 		if up != nil {
 			return up.Put(ctx, desc, r)
 		}
-		if ctxErr := ctx.Err(); ctxErr != nil && err != nil {
+		if err != nil && ctx.Err() != nil {
 			return err
 		}
 		// No session was opened for it, or opening one failed: the push

@@ -116,21 +116,28 @@ func (u *uploadWatch) count() {
 	u.mu.Unlock()
 }
 
+// statusRecorder keeps the status of the answer written through it and,
+// when onStatus is set, tells it as the status is written: before the
+// client can read the answer.
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	status   int
+	onStatus func(int)
 }
 
 func (w *statusRecorder) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
+		if w.onStatus != nil {
+			w.onStatus(code)
+		}
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusRecorder) Write(b []byte) (int, error) {
 	if w.status == 0 {
-		w.status = http.StatusOK
+		w.WriteHeader(http.StatusOK)
 	}
 	return w.ResponseWriter.Write(b)
 }

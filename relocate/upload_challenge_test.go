@@ -50,21 +50,24 @@ func TestMirrorUploadChallengedStartsOver(t *testing.T) {
 				http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"token expired"}]}`, http.StatusUnauthorized)
 				return
 			}
-			cw := &statusRecorder{ResponseWriter: w}
-			next.ServeHTTP(cw, r)
 			if !upload {
+				next.ServeHTTP(w, r)
 				return
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case r.Method == http.MethodPost && cw.status == http.StatusAccepted:
-				opened["open"]++
-			case r.Method == http.MethodPut && cw.status == http.StatusCreated:
-				opened["done"]++
-			case r.Method == http.MethodDelete && cw.status/100 == 2:
-				opened["cancelled"]++
-			}
+			// Counted as each answer's status is written, before the
+			// client can read it.
+			next.ServeHTTP(&statusRecorder{ResponseWriter: w, onStatus: func(status int) {
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case r.Method == http.MethodPost && status == http.StatusAccepted:
+					opened["open"]++
+				case r.Method == http.MethodPut && status == http.StatusCreated:
+					opened["done"]++
+				case r.Method == http.MethodDelete && status/100 == 2:
+					opened["cancelled"]++
+				}
+			}}, r)
 		})
 	}))
 	src := registrytest.New(t)
