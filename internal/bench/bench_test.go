@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/opencontainers/go-digest"
@@ -130,6 +132,56 @@ func TestMedian(t *testing.T) {
 	m, _ := Median([]Sample{{Wall: 3}, {Wall: 1}, {Wall: 2}})
 	if m.Wall != 2 {
 		t.Fatalf("Median = %v, want 2", m.Wall)
+	}
+}
+
+func TestRotated(t *testing.T) {
+	tools := []string{"a", "b", "c", "d", "e", "f"}
+	for _, tc := range []struct {
+		run, runs int
+		want      string
+	}{
+		{1, 1, "abcdef"},
+		{2, 1, "abcdef"},
+		{1, 3, "abcdef"},
+		{2, 3, "cdefab"},
+		{3, 3, "efabcd"},
+		{4, 3, "abcdef"}, // a fourth round starts over
+		{1, 2, "abcdef"},
+		{2, 2, "defabc"},
+		{2, 4, "bcdefa"}, // 6/4: starts 1 in
+		{3, 4, "defabc"},
+		{4, 4, "efabcd"}, // 18/4: starts 4 in
+		{5, 0, "abcdef"},
+	} {
+		if got := strings.Join(Rotated(tools, tc.run, tc.runs), ""); got != tc.want {
+			t.Errorf("Rotated(run %d of %d) = %s, want %s", tc.run, tc.runs, got, tc.want)
+		}
+	}
+	if got := Rotated([]string(nil), 2, 3); len(got) != 0 {
+		t.Errorf("Rotated(nil) = %v", got)
+	}
+	// Over the default 3 runs of W1's 13 rows, each row runs at places a
+	// third of a round apart (4 or 5 places, cyclically).
+	rows := make([]int, 13)
+	for i := range rows {
+		rows[i] = i
+	}
+	places := map[int][]int{}
+	for run := 1; run <= 3; run++ {
+		for pos, r := range Rotated(rows, run, 3) {
+			places[r] = append(places[r], pos)
+		}
+	}
+	for r, ps := range places {
+		slices.Sort(ps)
+		for i, p := range ps {
+			gap := (ps[(i+1)%len(ps)] - p + len(rows)) % len(rows)
+			if gap != 4 && gap != 5 {
+				t.Errorf("row %d ran at places %v of a round, want them a third apart", r, ps)
+				break
+			}
+		}
 	}
 }
 

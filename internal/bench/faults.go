@@ -136,7 +136,7 @@ func (res *Results) runFaults(ctx context.Context, c *client.Client) error {
 	}
 
 	for run := 1; run <= cfg.Runs; run++ {
-		for _, tl := range tools {
+		for _, tl := range Rotated(tools, run, cfg.Runs) {
 			cfg.logf("faults: fault-free run %d/%d: %s", run, cfg.Runs, tl.row.Tool)
 			fr, err := res.faultRun(ctx, c, reg, refs, tl, 0, 0)
 			if err != nil {

@@ -98,7 +98,7 @@ func (res *Results) runMounts(ctx context.Context, c *client.Client, src *scaleS
 		}})
 	}
 	for run := 1; run <= cfg.Runs; run++ {
-		for _, cl := range cells {
+		for _, cl := range Rotated(cells, run, cfg.Runs) {
 			row := cl.row
 			if row.Failed != "" {
 				continue

@@ -93,6 +93,7 @@ func (res *Results) Markdown() string {
 	p("| runs per figure | %d (the median run's figures are shown) |\n\n", cfg.Runs)
 	p("How it is measured:\n\n")
 	p("- **time** is wall-clock time of the whole command (process start to exit), the median of %d runs; **ratios** divide by ferry's time in the same table.\n", cfg.Runs)
+	p("- **Runs alternate**: each run number runs every tool of a table once, in turn, and each starts at a different place in the list (run r of R starts (r−1)/R of the way through it), so every tool runs early, midway and late in a round. A fixed order let the last tools of each round pay for what drifted during it.\n")
 	p("- Each copy goes into a **fresh, empty registry** started for that run and removed after it; the driver flushes the file system's dirty pages (sync(2)) before each timed copy, so no tool's run pays for the writes of the one before. A recording reverse proxy on 127.0.0.1 sits in front of it and counts requests, **bytes sent to the mirror** (request bodies), **blob uploads** (completed uploads) and **mounts** (cross-repository mounts the registry accepted with 201).\n")
 	p("- The source registry is read through a second counting proxy (**read from source**: response bytes and requests). After every copy the driver checks, bypassing the proxies, that every tag in the mirror has the source's digest.\n")
 	p("- **peak RSS** is the command's maximum resident set size as GNU `time -f %%M` reports it (`ru_maxrss` of the command and every process it waited for); for `xargs` runs it is the largest single process.\n")

@@ -162,7 +162,7 @@ func (res *Results) runScale(ctx context.Context, c *client.Client, src *scaleSo
 		}
 		runs := spec.runs(cfg, n)
 		for run := 1; run <= runs; run++ {
-			for _, cl := range cells {
+			for _, cl := range Rotated(cells, run, runs) {
 				row := cl.row
 				if row.Failed != "" {
 					continue

@@ -25,7 +25,7 @@ func medians(n int) string {
 	if n == 1 {
 		return "one run of each tool (BENCH_RUNS=1: no median)"
 	}
-	return fmt.Sprintf("medians of %d alternating runs (each run number runs every tool once, in turn, in this one session)", n)
+	return fmt.Sprintf("medians of %d alternating runs (each run number runs every tool once, in turn, starting at a different tool each time, in this one session)", n)
 }
 
 // boundArgs is the command line copying refs from (HOST) to to
@@ -129,7 +129,7 @@ func (res *Results) runW1Lat(ctx context.Context, c *client.Client, src *Registr
 		}})
 	}
 	for run := 1; run <= cfg.Runs; run++ {
-		for _, cl := range cells {
+		for _, cl := range Rotated(cells, run, cfg.Runs) {
 			row := cl.row
 			if row.Failed != "" {
 				continue
@@ -361,7 +361,7 @@ func (res *Results) writeW1Lat(b *strings.Builder) {
 	cfg := res.Config
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("## W1 with latency\n\n")
-	p("W1 again (the same %d repositories), every tool reading the source through a proxy that sleeps %s before forwarding each request and writing each fresh mirror through another: a registry far away on both sides. ferry with -j %d, the bound, and the peers %d-way parallel, each run number running every tool once, in turn.\n\n",
+	p("W1 again (the same %d repositories), every tool reading the source through a proxy that sleeps %s before forwarding each request and writing each fresh mirror through another: a registry far away on both sides. ferry with -j %d, the bound, and the peers %d-way parallel, each run number running every tool once, in turn, from a different starting tool each time.\n\n",
 		len(res.w1Refs), cfg.W1Delay, cfg.Parallel, cfg.Parallel)
 	if len(res.W1LatDisk) == 0 {
 		res.writeW1LatTable(b, res.W1Lat)
