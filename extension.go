@@ -2,6 +2,7 @@ package ferry
 
 import (
 	"context"
+	"fmt"
 
 	"oras.land/oras-go/v2/content/oci"
 
@@ -33,6 +34,16 @@ type Extension interface {
 	// checking it against the archived lock l, and records the mirror
 	// locations in l.
 	Import(ctx context.Context, run *Run, store *oci.ReadOnlyStore, l *lock.Lock, to relocate.Mapping) ([]Moved, error)
+	// Promote copies the extension's content of l from a mirror to the
+	// mirror to, without the feed: from the mirror from names, or (from
+	// nil) the one the lock records, by the locked digests, checked
+	// against the lock as from the feed; and records the new locations
+	// in l.
+	Promote(ctx context.Context, run *Run, l *lock.Lock, from *relocate.Mapping, to relocate.Mapping) ([]Moved, error)
+	// Mirrored reports whether l records a mirror for all of the
+	// extension's content (true when l holds none), so that Promote can
+	// stand in for a feed that cannot be reached.
+	Mirrored(l *lock.Lock) bool
 	// Verify checks the extension's content of l in the mirror (override,
 	// when set, replaces the mirror the lock records) and adds every
 	// problem to rep.
@@ -94,20 +105,94 @@ func (e *Env) Prepare(ctx context.Context, l *lock.Lock) (Transfers, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, t)
+		if t != nil {
+			out = append(out, t)
+		}
 	}
 	return out, nil
 }
 
-// Push pushes every extension's content to the mirror.
+// ExtensionCopy is how a mirror run moves the extensions' content of a
+// lock (Porter mixins): from the feeds, fetched and checked before any
+// package is copied (Transfers), or from another mirror (Promote).
+type ExtensionCopy struct {
+	// Transfers is the content fetched from the feeds; nil when promoted.
+	Transfers Transfers
+	// Promote is set when the content is copied from a mirror instead of
+	// the feeds.
+	Promote bool
+
+	env  *Env
+	lock *lock.Lock
+	from *relocate.Mapping
+}
+
+// PrepareMirror decides how a mirror run moves the extensions' content of
+// l, before any package is copied. With from (mirror to mirror, --from)
+// it is promoted from that mirror. Otherwise it is fetched from the feeds
+// and checked (Prepare); when a feed cannot be reached (Unreachable) and
+// l records a mirror for all of the content, it is promoted from the
+// mirrors the lock records instead, with a warning. toArchive (an archive
+// is written, not a registry) never promotes: the archive must carry the
+// feed's content.
+func (e *Env) PrepareMirror(ctx context.Context, l *lock.Lock, from *relocate.Mapping, toArchive bool) (*ExtensionCopy, error) {
+	c := &ExtensionCopy{env: e, lock: l, from: from}
+	if from != nil && !toArchive {
+		c.Promote = true
+		return c, nil
+	}
+	ts, err := e.Prepare(ctx, l)
+	if err != nil && !toArchive && Unreachable(err) && e.mirrored(l) {
+		e.warn(fmt.Sprintf("the mixin feed cannot be reached (%v): mixins are copied from the mirror ferry.lock records", err))
+		c.Promote = true
+		return c, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.Transfers = ts
+	return c, nil
+}
+
+// mirrored reports whether l records a mirror for all of every
+// extension's content.
+func (e *Env) mirrored(l *lock.Lock) bool {
+	for _, x := range e.Extensions() {
+		if !x.Mirrored(l) {
+			return false
+		}
+	}
+	return true
+}
+
+// Push moves the content to the mirror to and records its locations in
+// the lock.
+func (c *ExtensionCopy) Push(ctx context.Context, to relocate.Mapping) ([]Moved, error) {
+	if !c.Promote {
+		return c.Transfers.Push(ctx, to)
+	}
+	var out []Moved
+	run := c.env.Run(Update{})
+	for _, x := range c.env.Extensions() {
+		moved, err := x.Promote(ctx, run, c.lock, c.from, to)
+		out = append(out, moved...)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// Push pushes every extension's content to the mirror. On a failure it
+// returns what moved before it with the error.
 func (ts Transfers) Push(ctx context.Context, to relocate.Mapping) ([]Moved, error) {
 	var out []Moved
 	for _, t := range ts {
 		moved, err := t.Push(ctx, to)
-		if err != nil {
-			return nil, err
-		}
 		out = append(out, moved...)
+		if err != nil {
+			return out, err
+		}
 	}
 	return out, nil
 }
@@ -122,16 +207,17 @@ func (ts Transfers) Archive(ctx context.Context, store *oci.Store) error {
 	return nil
 }
 
-// Import pushes every extension's content of an archive to the mirror.
+// Import pushes every extension's content of an archive to the mirror. On
+// a failure it returns what moved before it with the error.
 func (e *Env) Import(ctx context.Context, store *oci.ReadOnlyStore, l *lock.Lock, to relocate.Mapping) ([]Moved, error) {
 	var out []Moved
 	run := e.Run(Update{})
 	for _, x := range e.Extensions() {
 		moved, err := x.Import(ctx, run, store, l, to)
-		if err != nil {
-			return nil, err
-		}
 		out = append(out, moved...)
+		if err != nil {
+			return out, err
+		}
 	}
 	return out, nil
 }

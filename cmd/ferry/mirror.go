@@ -162,15 +162,9 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 					Source: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Reporter: reporter, Formats: env.Formats,
 					Retry: env.Client.RetryPolicy(),
 				}, check, func(ctx context.Context, store *oci.ReadOnlyStore, l *lock.Lock) error {
-					run := env.Run(ferryUpdateNone)
-					for _, x := range env.Extensions() {
-						moved, err := x.Import(ctx, run, store, l, mapping)
-						progressMoved(g, moved)
-						if err != nil {
-							return err
-						}
-					}
-					return nil
+					moved, err := env.Import(ctx, store, l, mapping)
+					progressMoved(g, moved)
+					return err
 				})
 				if err != nil {
 					return err
@@ -200,26 +194,19 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 			}
 			var origin func(*lock.Package) string
 			if toArchive == "" {
-				if origin, err = mirrorOrigin(cmd.Context(), env, l, lockPath, fromMap); err != nil {
+				if origin, err = env.Origin(cmd.Context(), l, lockPath, fromMap); err != nil {
 					return err
 				}
 			}
-			if err := checkTrustAt(cmd.Context(), env, pol, l, origin); err != nil { // before anything is copied
+			if err := env.CheckTrustAt(cmd.Context(), pol, l, origin); err != nil { // before anything is copied
 				return err
 			}
 			// Mixins come from the feed, or, from mirror to mirror, from
-			// the other mirror (promote).
-			var transfers []ferry.Transfer
-			promote := fromMap != nil && toArchive == ""
-			if !promote {
-				transfers, err = prepareExtensions(cmd.Context(), env, l) // fail closed before copying anything
-				if err != nil && toArchive == "" && unreachable(err) && mixinsMirrored(l) {
-					warn([]string{fmt.Sprintf("the mixin feed cannot be reached (%v): mixins are copied from the mirror ferry.lock records", err)})
-					promote, err = true, nil
-				}
-				if err != nil {
-					return err
-				}
+			// the other mirror; fetched and checked before anything is
+			// copied.
+			ext, err := env.PrepareMirror(cmd.Context(), l, fromMap, toArchive != "")
+			if err != nil {
+				return err
 			}
 			if toArchive != "" {
 				if signKey != nil {
@@ -231,12 +218,7 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 					Source: env.Client, Concurrency: g.jobs, Progress: progress, Reporter: reporter, Formats: env.Formats,
 					Retry: env.Client.RetryPolicy(),
 				}, aopts, func(ctx context.Context, store *oci.Store) error {
-					for _, t := range transfers {
-						if err := t.Archive(ctx, store); err != nil {
-							return err
-						}
-					}
-					return nil
+					return ext.Transfers.Archive(ctx, store)
 				})
 				if err != nil {
 					return err
@@ -265,8 +247,7 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 			if shard != nil {
 				rep, err = relocate.MirrorShard(cmd.Context(), l, ropts, relocate.ShardOptions{Shard: *shard, Wait: shardWait, Log: g.progress})
 				if shard.Index != 1 {
-					// Mixins go up with shard 1 alone.
-					promote, transfers = false, nil
+					ext = nil // mixins go up with shard 1 alone
 				}
 			} else {
 				rep, err = relocate.Mirror(cmd.Context(), l, ropts)
@@ -274,15 +255,8 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 			if err != nil {
 				return err
 			}
-			if promote {
-				moved, err := promoteMixins(cmd.Context(), env, l, fromMap, mapping)
-				progressMoved(g, moved)
-				if err != nil {
-					return err
-				}
-			}
-			for _, t := range transfers {
-				moved, err := t.Push(cmd.Context(), mapping)
+			if ext != nil {
+				moved, err := ext.Push(cmd.Context(), mapping)
 				progressMoved(g, moved)
 				if err != nil {
 					return err
@@ -350,24 +324,6 @@ func archiveOptions(toArchive, sincePath, maxSize string) (relocate.ArchiveOptio
 			return out, exitcode.BadInput("--since: %w", err)
 		}
 		out.Since, out.SinceData = old, data
-	}
-	return out, nil
-}
-
-// prepareExtensions fetches and checks, for every extension (Porter
-// mixins), what it carries beside the packages of l, before anything is
-// copied.
-func prepareExtensions(ctx context.Context, env *ferry.Env, l *lock.Lock) ([]ferry.Transfer, error) {
-	run := env.Run(ferryUpdateNone)
-	var out []ferry.Transfer
-	for _, x := range env.Extensions() {
-		t, err := x.Prepare(ctx, run, l)
-		if err != nil {
-			return nil, err
-		}
-		if t != nil {
-			out = append(out, t)
-		}
 	}
 	return out, nil
 }
