@@ -87,9 +87,9 @@ func TestW1Targets(t *testing.T) {
 	ferry := &Row{Tool: "ferry mirror", Mode: "-j 8", DigestsOK: true, Samples: []Sample{
 		s(3*sec, 400, 200, map[string]int{"upload POST": 3, "upload PUT": 2}), s(2*sec, 400, 200, nil), s(4*sec, 400, 200, nil)},
 		Rerun: []Sample{{Wall: sec / 4, Stats: Stats{Requests: 160}}}}
-	bound := &Row{Tool: BoundTool, Mode: "every repository at once", DigestsOK: true, Samples: []Sample{s(2500*time.Millisecond, 361, 201, nil)}}
+	bound := &Row{Tool: BoundTool, Mode: "every repository at once", DigestsOK: true, Samples: []Sample{s(2500*time.Millisecond, 361, 201, nil), s(2*sec, 361, 201, nil), s(3100*time.Millisecond, 361, 201, nil)}}
 	crane := &Row{Tool: "crane copy", Mode: "8-way parallel", DigestsOK: true, Samples: []Sample{s(9*sec, 840, 280, nil)}, Rerun: []Sample{{Wall: sec}}}
-	oras := &Row{Tool: "oras copy", Mode: "8-way parallel", DigestsOK: true, Samples: []Sample{s(7*sec, 720, 240, nil)}, Rerun: []Sample{{Wall: 2 * sec}}}
+	oras := &Row{Tool: "oras copy", Mode: "8-way parallel", DigestsOK: true, Samples: []Sample{s(7*sec, 720, 240, nil), s(8*sec, 720, 240, nil), s(6*sec, 720, 240, nil)}, Rerun: []Sample{{Wall: 2 * sec}}}
 	res.W1 = []*Row{ferry, bound, crane, oras}
 	var b strings.Builder
 	res.writeW1Targets(&b, ferry)
@@ -98,6 +98,7 @@ func TestW1Targets(t *testing.T) {
 	for _, want := range []string{
 		"÷ the bound: **1.20×** (3.00 s ÷ 2.50 s); target ≤ 1.10: **not met**",
 		"÷ the best peer (oras copy 8-way parallel, 7.00 s): **0.43×**; target ≤ 0.45: met",
+		"- the runs behind these medians took: ferry mirror -j 8 2.00 s to 4.00 s; bound (minimal client) every repository at once 2.00 s to 3.10 s; oras copy 8-way parallel 6.00 s to 8.00 s\n",
 		"ferry mirror -j 8: **600** (400 to the mirror, 200 to the source); target ≤ 700: met",
 		"| ferry mirror | -j 8 | mirror | 2 | 1 | 2 | 400 | **600** |",
 		"| bound (minimal client) | every repository at once | mirror | | | | 361 | **562** |",

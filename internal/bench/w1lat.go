@@ -229,6 +229,7 @@ func (res *Results) writeW1Targets(b *strings.Builder, ref *Row) {
 		if bok {
 			p("%s", floorLine(bm, pm, "on this machine"))
 		}
+		p("%s", spreadLine(ref, find(res.W1, BoundTool, "every repository at once"), best))
 	}
 	all := fm.Stats.Requests + fm.Source.Requests
 	p("- requests in all onto a fresh mirror, ferry mirror -j %d: **%d** (%d to the mirror, %d to the source); target ≤ %d: %s\n",
@@ -422,23 +423,50 @@ func (res *Results) writeW1LatTable(b *strings.Builder, rows []*Row) {
 // w1LatSpread says how far apart ferry -j Parallel's runs were on disk and
 // in memory, or "" when either has fewer than two.
 func (res *Results) w1LatSpread() string {
-	spread := func(rows []*Row) (n int, lo, hi time.Duration) {
+	spread := func(rows []*Row) (lo, hi time.Duration, n int) {
 		r := find(rows, "ferry mirror", fmt.Sprintf("-j %d", res.Config.Parallel))
-		if r == nil || len(r.Samples) < 2 {
+		if r == nil {
 			return 0, 0, 0
 		}
-		lo, hi = r.Samples[0].Wall, r.Samples[0].Wall
-		for _, s := range r.Samples[1:] {
-			lo, hi = min(lo, s.Wall), max(hi, s.Wall)
-		}
-		return len(r.Samples), lo, hi
+		return wallRange(r.Samples)
 	}
-	n, dl, dh := spread(res.W1LatDisk)
-	m, ml, mh := spread(res.W1Lat)
-	if n == 0 || m == 0 {
+	dl, dh, n := spread(res.W1LatDisk)
+	ml, mh, m := spread(res.W1Lat)
+	if n < 2 || m < 2 {
 		return ""
 	}
 	return fmt.Sprintf(": in this run ferry's %d runs took %s to %s on disk, and %s to %s in memory", n, secs(dl), secs(dh), secs(ml), secs(mh))
+}
+
+// wallRange returns the shortest and longest wall time of samples, and
+// how many there are.
+func wallRange(samples []Sample) (lo, hi time.Duration, n int) {
+	for i, s := range samples {
+		if i == 0 {
+			lo, hi = s.Wall, s.Wall
+		}
+		lo, hi = min(lo, s.Wall), max(hi, s.Wall)
+	}
+	return lo, hi, len(samples)
+}
+
+// spreadLine says, for W1's targets, how far apart the runs behind the
+// medians were: ferry's, the bound's and the best peer's. A verdict whose
+// ratio is closer to its target than these spreads can turn with the next
+// run. "" with fewer than two runs.
+func spreadLine(ferry, bound, peer *Row) string {
+	var parts []string
+	for _, r := range []*Row{ferry, bound, peer} {
+		if r == nil {
+			continue
+		}
+		lo, hi, n := wallRange(r.Samples)
+		if n < 2 {
+			return ""
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %s to %s", r.Tool, r.Mode, secs(lo), secs(hi)))
+	}
+	return "- the runs behind these medians took: " + strings.Join(parts, "; ") + "\n"
 }
 
 // boundMedian returns the median sample of the bound's row of rows, when
