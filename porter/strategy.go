@@ -3,7 +3,6 @@ package porter
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -223,11 +222,8 @@ func (m *memo[T]) get(key string, parse func() (T, error)) (T, error) {
 // tag, "latest" when the repository has it. Equal versions ("1.0.0",
 // "v1.0.0") keep the order of tags.
 func (s VersionStrategy) selectTag(tags []string, prereleases bool, c, narrow *semver.Constraints, expr string) (string, error) {
-	type cand struct {
-		tag string
-		v   *semver.Version
-	}
-	var cands []cand
+	var best string
+	var bestV *semver.Version
 	hasLatest := false
 	for _, t := range tags {
 		if t == "latest" {
@@ -247,9 +243,14 @@ func (s VersionStrategy) selectTag(tags []string, prereleases bool, c, narrow *s
 		if narrow != nil && !narrow.Check(v) {
 			continue
 		}
-		cands = append(cands, cand{t, v})
+		// Only a strictly higher (lower) version replaces the one kept, so
+		// the first of equal versions wins, as Porter's stable sort keeps
+		// it first; a scan, not a sort, as the highest is all it needs.
+		if bestV == nil || (s == StrategyMin && v.LessThan(bestV)) || (s != StrategyMin && v.GreaterThan(bestV)) {
+			best, bestV = t, v
+		}
 	}
-	if len(cands) == 0 {
+	if bestV == nil {
 		if hasLatest && c == nil {
 			return "latest", nil
 		}
@@ -258,13 +259,7 @@ func (s VersionStrategy) selectTag(tags []string, prereleases bool, c, narrow *s
 		}
 		return "", fmt.Errorf("no tag satisfies %q with version strategy %s (tags: %s): %w", expr, s, listTags(tags), errNoTag)
 	}
-	sort.SliceStable(cands, func(i, j int) bool {
-		if s == StrategyMin {
-			return cands[i].v.LessThan(cands[j].v)
-		}
-		return cands[i].v.GreaterThan(cands[j].v)
-	})
-	return cands[0].tag, nil
+	return best, nil
 }
 
 // maxListedTags caps how many tags an error lists.

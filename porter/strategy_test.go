@@ -185,6 +185,9 @@ func TestPickTags(t *testing.T) {
 		{name: "loose versions", strategy: StrategyMin, constraint: ">=1.1", tags: []string{"1.2.0", "v1.1", "1"}, want: "v1.1"},
 		// Equal versions keep the repository's order.
 		{name: "equal versions", strategy: StrategyHighest, constraint: "1.x", tags: []string{"1.0.0", "v1.0.0"}, want: "1.0.0"},
+		{name: "equal versions, other order", strategy: StrategyHighest, constraint: "1.x", tags: []string{"v1.0.0", "1.0.0", "0.9.0"}, want: "v1.0.0"},
+		{name: "equal versions, min", strategy: StrategyMin, constraint: "1.x", tags: []string{"1.1.0", "v1.0.0", "1.0.0"}, want: "v1.0.0"},
+		{name: "equal highest after a lower one", strategy: StrategyHighest, constraint: "1.x", tags: []string{"1.0.0", "1.2.0", "v1.2.0"}, want: "1.2.0"},
 		{name: "empty strategy is exact", strategy: "", constraint: "1.x", wantErr: `version strategy "exact" needs a tag`},
 		{name: "unknown strategy", strategy: "newest", refTag: "v1", wantErr: `invalid dependency version strategy "newest"`},
 	}
