@@ -85,11 +85,14 @@ func (e *Env) reporter() progress.Reporter {
 // Run returns what an extension needs of this run; update selects the
 // items whose locked version may change.
 func (e *Env) Run(update Update) *Run {
-	warn := e.Warn
-	if warn == nil {
-		warn = func(string) {}
+	return &Run{Client: e.Client, Concurrency: e.Concurrency, Update: update.Selects, Downloads: e.downloadDir, Warn: e.warn, Reporter: e.reporter()}
+}
+
+// warn reports msg through e.Warn, when set.
+func (e *Env) warn(msg string) {
+	if e.Warn != nil {
+		e.Warn(msg)
 	}
-	return &Run{Client: e.Client, Concurrency: e.Concurrency, Update: update.Selects, Downloads: e.downloadDir, Warn: warn, Reporter: e.reporter()}
 }
 
 // Extensions returns the formats that carry content beyond packages.

@@ -75,13 +75,6 @@ func (e *Env) Origin(ctx context.Context, l *lock.Lock, lockPath string, from *r
 	}, nil
 }
 
-// warn reports msg through e.Warn, when set.
-func (e *Env) warn(msg string) {
-	if e.Warn != nil {
-		e.Warn(msg)
-	}
-}
-
 // ping checks that a registry answers.
 func ping(ctx context.Context, c *client.Client, host string) error {
 	reg, err := c.Registry(host)
