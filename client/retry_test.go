@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/internal/faultproxy"
 	"github.com/ferryhq/ferry/internal/fixture"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/porter"
@@ -77,18 +77,6 @@ func status(code int, header ...string) func(http.ResponseWriter) {
 	}
 }
 
-// reset hijacks the connection and closes it with a TCP reset.
-func reset(w http.ResponseWriter) {
-	conn, _, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		panic(err)
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0)
-	}
-	_ = conn.Close()
-}
-
 func isV2Get(r *http.Request) bool {
 	return r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v2/") && r.URL.Path != "/v2/"
 }
@@ -137,7 +125,7 @@ func TestRetriesIdempotentRequests(t *testing.T) {
 		{"503", 2, status(http.StatusServiceUnavailable)},
 		{"500", 1, status(http.StatusInternalServerError)},
 		{"429 Retry-After 0", 2, status(http.StatusTooManyRequests, "Retry-After", "0")},
-		{"connection reset", 2, reset},
+		{"connection reset", 2, faultproxy.ResetConn},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -220,14 +208,14 @@ func TestWrites(t *testing.T) {
 	}{
 		{name: "upload POST 503", fail: status(http.StatusServiceUnavailable),
 			match: func(r *http.Request) bool { return r.Method == http.MethodPost }, ok: true, sent: 2},
-		{name: "upload POST reset", fail: reset,
+		{name: "upload POST reset", fail: faultproxy.ResetConn,
 			match: func(r *http.Request) bool { return r.Method == http.MethodPost }, ok: true, sent: 2},
 		{name: "manifest PUT 502", fail: status(http.StatusBadGateway), manifest: true,
 			match: func(r *http.Request) bool { return r.Method == http.MethodPut }, ok: true, sent: 2},
-		{name: "manifest PUT reset", fail: reset, manifest: true,
+		{name: "manifest PUT reset", fail: faultproxy.ResetConn, manifest: true,
 			match: func(r *http.Request) bool { return r.Method == http.MethodPut }, ok: true, sent: 2},
 		{name: "blob PUT 503", fail: status(http.StatusServiceUnavailable), match: isUploadPut, sent: 1},
-		{name: "blob PUT reset", fail: reset, match: isUploadPut, sent: 1},
+		{name: "blob PUT reset", fail: faultproxy.ResetConn, match: isUploadPut, sent: 1},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

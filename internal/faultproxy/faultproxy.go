@@ -278,7 +278,7 @@ func (in *Injector) Wrap(next http.Handler) http.Handler {
 			cw.WriteHeader(http.StatusTooManyRequests)
 			_, _ = io.WriteString(cw, `{"errors":[{"code":"TOOMANYREQUESTS","message":"injected fault: too many requests"}]}`+"\n")
 		case Reset:
-			reset(w)
+			ResetConn(w)
 		case Stall:
 			t := time.NewTimer(d.stall)
 			defer t.Stop()
@@ -311,18 +311,34 @@ func fail(w http.ResponseWriter, code int, msg string) {
 	_, _ = io.WriteString(w, msg+"\n")
 }
 
-// reset closes the client's connection with a TCP reset (SO_LINGER 0),
-// or, when the connection cannot be taken over, aborts the handler, which
-// closes it.
-func reset(w http.ResponseWriter) {
+// ResetConn closes the client's connection with a TCP reset (SO_LINGER
+// 0), or, when the connection cannot be taken over, aborts the handler,
+// which closes it. It finds the TCP connection under wrapping ones
+// (tcpConn), such as a test registry's.
+func ResetConn(w http.ResponseWriter) {
 	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		panic(http.ErrAbortHandler)
 	}
-	if tc, ok := conn.(*net.TCPConn); ok {
+	if tc, ok := tcpConn(conn); ok {
 		_ = tc.SetLinger(0)
 	}
 	_ = conn.Close()
+}
+
+// tcpConn returns the TCP connection under c, unwrapping connections that
+// wrap another and say so with NetConn (as crypto/tls's Conn does).
+func tcpConn(c net.Conn) (*net.TCPConn, bool) {
+	for {
+		switch v := c.(type) {
+		case *net.TCPConn:
+			return v, true
+		case interface{ NetConn() net.Conn }:
+			c = v.NetConn()
+		default:
+			return nil, false
+		}
+	}
 }
 
 type countingBody struct {

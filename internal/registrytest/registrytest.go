@@ -5,6 +5,7 @@ package registrytest
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"path/filepath"
 	"sync"
@@ -23,7 +24,9 @@ type Registry struct {
 	// Root is the registry's storage directory.
 	Root string
 
+	t       testing.TB
 	srv     *serve.Server
+	ln      *trackingListener // nil when an Option brought its own
 	mu      sync.Mutex
 	stopped bool
 	reqs    []Request
@@ -57,10 +60,19 @@ func WithWrap(wrap func(http.Handler) http.Handler) Option {
 // stops it when the test ends.
 func New(t testing.TB, opts ...Option) *Registry {
 	t.Helper()
-	r := &Registry{Root: storageDir(t)}
-	o := serve.Options{Root: r.Root, Addr: "127.0.0.1:0", Wrap: r.record}
+	r := &Registry{t: t, Root: storageDir(t)}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("registrytest: %v", err)
+	}
+	r.ln = &trackingListener{Listener: ln, conns: map[*trackedConn]bool{}}
+	o := serve.Options{Root: r.Root, Listener: r.ln, Wrap: r.record}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.Listener != r.ln {
+		_ = ln.Close()
+		r.ln = nil
 	}
 	srv, err := serve.Start(context.Background(), o)
 	if err != nil {
@@ -72,7 +84,9 @@ func New(t testing.TB, opts ...Option) *Registry {
 	return r
 }
 
-// Stop shuts the registry down; later requests to Host fail to connect.
+// Stop shuts the registry down; later requests to Host fail to connect
+// (connection refused) until the test ends: the port is held, so no
+// other registry of a parallel test is given it (hold.go).
 func (r *Registry) Stop() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -80,7 +94,22 @@ func (r *Registry) Stop() {
 		return
 	}
 	r.stopped = true
+	if r.ln != nil {
+		r.ln.abortAll()
+	}
 	_ = r.srv.Close()
+	if r.ln == nil {
+		return
+	}
+	// Closed here too: a registry stopped before its Serve goroutine
+	// began would otherwise close its listener only once that runs.
+	_ = r.ln.Close()
+	held, err := holdPort(r.Host)
+	if err != nil {
+		r.t.Logf("registrytest: the stopped registry's port stays free (another test may be given it): %v", err)
+		return
+	}
+	r.t.Cleanup(func() { _ = held.Close() })
 }
 
 // Requests returns the requests received since the last Reset.
