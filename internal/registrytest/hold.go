@@ -11,9 +11,9 @@ import (
 // the freed port to another test's registry, and a request meant to find
 // nobody there is answered by it (a 404 where "connection refused" was
 // expected). The port is held by a socket bound to it without listening
-// and without SO_REUSEADDR (holdPort): the kernel answers a connection
-// with a reset, which the client reports as refused, and lets no other
-// socket bind the port until the test ends.
+// (holdPort): the kernel answers a connection with a reset, which the
+// client reports as refused, and gives the port to no other registry
+// until the test ends.
 
 // trackingListener remembers the connections it accepted and that are
 // still open, so that Stop can close them without TIME_WAIT.

@@ -80,14 +80,18 @@ func New(t testing.TB, opts ...Option) *Registry {
 	}
 	r.srv = srv
 	r.Host = srv.Addr
-	t.Cleanup(r.Stop)
+	t.Cleanup(func() { r.stop(false) })
 	return r
 }
 
 // Stop shuts the registry down; later requests to Host fail to connect
 // (connection refused) until the test ends: the port is held, so no
 // other registry of a parallel test is given it (hold.go).
-func (r *Registry) Stop() {
+func (r *Registry) Stop() { r.stop(true) }
+
+// stop shuts the registry down, holding its port when hold is set (not
+// when the test has ended: the hold would end with it).
+func (r *Registry) stop(hold bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stopped {
@@ -104,6 +108,9 @@ func (r *Registry) Stop() {
 	// Closed here too: a registry stopped before its Serve goroutine
 	// began would otherwise close its listener only once that runs.
 	_ = r.ln.Close()
+	if !hold {
+		return
+	}
 	held, err := holdPort(r.Host)
 	if err != nil {
 		r.t.Logf("registrytest: the stopped registry's port stays free (another test may be given it): %v", err)
