@@ -74,7 +74,11 @@ func (f Format) Configure(m *mirrorset.MirrorSet) (format.Format, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s[%d]: %w", KeyCharts, i, err)
 		}
-		f.values[chartName(c)] = vals
+		key := chartName(c)
+		if c.Path != "" {
+			key = localValuesKey(c.Path)
+		}
+		f.values[key] = vals
 	}
 	if f.repos == nil {
 		f.repos = NewRepoCache()
@@ -100,13 +104,24 @@ func chartName(c ChartRoot) string {
 // tag, as Helm pulls it without listing tags
 // (helm's internal/resolver/resolver.go: "Use an explicit version,
 // otherwise search for tags").
-func (Format) SectionRoots(m *mirrorset.MirrorSet) ([]mirrorset.Package, error) {
+func (f Format) SectionRoots(m *mirrorset.MirrorSet) ([]mirrorset.Package, error) {
 	s, err := settingsOf(m)
 	if err != nil {
 		return nil, err
 	}
+	f.Settings = s
 	out := make([]mirrorset.Package, 0, len(s.Charts))
 	for i, c := range s.Charts {
+		if c.Path != "" {
+			ch, err := loadLocal(c.Path)
+			if err != nil {
+				return nil, fmt.Errorf("%s[%d]: %w: %w", KeyCharts, i, errNotChart, err)
+			}
+			if err := f.localRoots(ch, localDir(c.Path), nil, &out); err != nil {
+				return nil, fmt.Errorf("%s[%d]: %w", KeyCharts, i, err)
+			}
+			continue
+		}
 		ref, err := s.chartRef(c)
 		if err != nil {
 			return nil, fmt.Errorf("%s[%d]: %w", KeyCharts, i, err)

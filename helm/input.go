@@ -8,9 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/provenance"
 
 	"github.com/ferryhq/ferry/format"
@@ -18,46 +16,39 @@ import (
 )
 
 // ReadInput reads a local chart given as ROOT, the CI case of a chart
-// being built: a Chart.yaml, a chart directory or a packaged .tgz. The
-// chart itself is not published, so it is not a root; its dependencies
-// (as `helm dependency build` would fetch them: from Chart.lock when it
-// is in sync, see lockedDependencies) and the images it deploys are,
-// and so are those of the charts its file:// dependencies point to.
+// being built: a Chart.yaml, a chart directory or a packaged .tgz. It is
+// the `charts: [{path: PATH}]` entry of a ferry.yaml: the chart itself is
+// not published, so it is not a root; its dependencies (as `helm
+// dependency build` would fetch them: from Chart.lock when it is in sync,
+// see lockedDependencies) are, and so are those of the charts its file://
+// dependencies point to, and the images the chart deploys once they are
+// in place (Expand). The Helm settings of settings (repository aliases,
+// exclude) apply.
 func (f Format) ReadInput(path string, data []byte, settings *mirrorset.MirrorSet) (*mirrorset.MirrorSet, bool, error) {
-	dir, ok := chartInput(path, data)
-	if !ok {
+	if _, ok := chartInput(path, data); !ok {
 		return nil, false, nil
 	}
-	cf, err := f.Configure(settings)
-	if err != nil {
-		return nil, true, err
-	}
-	f = cf.(Format)
-	var ch *chart.Chart
-	if dir != "" {
-		ch, err = loader.LoadDir(dir)
-	} else {
-		ch, err = loader.LoadArchive(bytes.NewReader(data))
-	}
-	if err != nil {
-		return nil, true, fmt.Errorf("%w: %w", errNotChart, err)
-	}
 	m := &mirrorset.MirrorSet{APIVersion: mirrorset.APIVersion, Kind: mirrorset.Kind}
-	if err := f.localRoots(ch, dir, nil, m); err != nil {
-		return nil, true, err
-	}
-	if len(m.Packages) == 0 {
-		return nil, true, fmt.Errorf("chart %s has no dependency to fetch and deploys no image: nothing to resolve", ch.Name())
-	}
 	if settings != nil {
 		for _, k := range f.Sections() {
-			if n, ok := settings.Sections[k]; ok {
+			if n, ok := settings.Sections[k]; ok && k != KeyCharts {
 				if m.Sections == nil {
 					m.Sections = format.Sections{}
 				}
 				m.Sections[k] = n
 			}
 		}
+	}
+	if err := m.SetSection(KeyCharts, []ChartRoot{{Path: path}}); err != nil {
+		return nil, true, err
+	}
+	cf, err := f.Configure(m)
+	if err != nil {
+		return nil, true, err
+	}
+	// Read it now, so that a chart that does not load is bad input here.
+	if _, err := cf.(Format).SectionRoots(m); err != nil {
+		return nil, true, err
 	}
 	return m, true, nil
 }
@@ -81,10 +72,10 @@ func chartInput(path string, data []byte) (string, bool) {
 	return "", false
 }
 
-// localRoots adds to m the roots of a local chart ch (in dir, or "" for
-// a .tgz): its dependencies and its images, and those of the charts its
-// file:// dependencies point to. chain lists the charts that led here.
-func (f Format) localRoots(ch *chart.Chart, dir string, chain []string, m *mirrorset.MirrorSet) error {
+// localRoots adds to out the roots of a local chart ch (in dir, or ""
+// for a .tgz): its dependencies, and those of the charts its file://
+// dependencies point to. chain lists the charts that led here.
+func (f Format) localRoots(ch *chart.Chart, dir string, chain []string, out *[]mirrorset.Package) error {
 	chain = append(chain, ch.Name())
 	if len(chain) > 32 {
 		return fmt.Errorf("%s: file:// dependencies nest too deep", strings.Join(chain, " -> "))
@@ -98,14 +89,7 @@ func (f Format) localRoots(ch *chart.Chart, dir string, chain []string, m *mirro
 		return fmt.Errorf("%s: %w", strings.Join(chain, " -> "), err)
 	}
 	for _, d := range meta {
-		m.Packages = append(m.Packages, mirrorset.Package{Ref: d.Ref, Version: d.Constraint, Format: "helm"})
-	}
-	images, err := f.images(ch)
-	if err != nil {
-		return fmt.Errorf("%s: %w", strings.Join(chain, " -> "), err)
-	}
-	for _, d := range images {
-		m.Packages = append(m.Packages, mirrorset.Package{Ref: d.Ref, Format: "helm", Kind: format.KindImage})
+		*out = append(*out, mirrorset.Package{Ref: d.Ref, Version: d.Constraint, Format: "helm"})
 	}
 	vendored := map[string]bool{}
 	for _, sub := range ch.Dependencies() {
@@ -115,24 +99,11 @@ func (f Format) localRoots(ch *chart.Chart, dir string, chain []string, m *mirro
 		if d == nil || vendored[d.Name] || !strings.HasPrefix(d.Repository, "file://") {
 			continue
 		}
-		if dir == "" {
-			return fmt.Errorf("%s: dependency %q is at %s and is not in charts/ of the packaged chart", strings.Join(chain, " -> "), d.Name, d.Repository)
-		}
-		// helm's internal/resolver GetLocalPath: relative to the chart.
-		p := strings.TrimPrefix(d.Repository, "file://")
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
-		}
-		sub, err := loader.LoadDir(p)
+		sub, subDir, err := loadFileDependency(ch, dir, d, chain)
 		if err != nil {
-			return fmt.Errorf("%s: dependency %q at %s: %w", strings.Join(chain, " -> "), d.Name, d.Repository, err)
+			return err
 		}
-		if c, err := semver.NewConstraint(d.Version); err == nil {
-			if v, err := semver.NewVersion(sub.Metadata.Version); err == nil && !c.Check(v) {
-				return fmt.Errorf("%s: dependency %q at %s is version %s, which does not satisfy %q", strings.Join(chain, " -> "), d.Name, d.Repository, sub.Metadata.Version, d.Version)
-			}
-		}
-		if err := f.localRoots(sub, p, chain, m); err != nil {
+		if err := f.localRoots(sub, subDir, chain, out); err != nil {
 			return err
 		}
 	}

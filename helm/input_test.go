@@ -1,6 +1,7 @@
 package helm_test
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/ferryhq/ferry/internal/charttest"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/mirrorset"
+	"github.com/ferryhq/ferry/resolve"
 )
 
 func deploymentOf(image string) string {
@@ -154,6 +156,9 @@ func TestReadInputLocalChart(t *testing.T) {
 	}
 }
 
+// readInput reads a local chart as ROOT and returns its roots: those
+// ReadInput's MirrorSet names (its dependencies), and the images the
+// chart deploys once they are resolved and in place (Expand's roots).
 func readInput(t *testing.T, path string) []string {
 	t.Helper()
 	var data []byte
@@ -166,5 +171,39 @@ func readInput(t *testing.T, path string) []string {
 	if err != nil || !ok {
 		t.Fatalf("ReadInput(%s) = %v, %v", path, ok, err)
 	}
-	return rootsOf(m)
+	cf, err := helm.New().Configure(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := cf.(helm.Format)
+	roots, err := m.AllRoots([]format.Format{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range roots {
+		out = append(out, strings.TrimSpace(r.Ref+" "+r.Constraint+" "+r.Kind))
+	}
+	// Resolve the dependencies without expanding (the images are not
+	// in the test registry), then expand as Resolve would.
+	g, err := resolve.Resolve(context.Background(), roots, resolve.Options{Registry: registrytest.Client(t), Formats: []format.Format{readerOnly{f, f}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := f.Expand(context.Background(), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range exp.Roots {
+		out = append(out, strings.TrimSpace(r.Ref+" "+r.Constraint+" "+r.Kind))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// readerOnly is a format that reads and resolves charts as Helm does but
+// never expands the closure.
+type readerOnly struct {
+	format.Reader
+	resolve.Rules
 }

@@ -58,7 +58,7 @@ func (f Format) Read(ctx context.Context, repo content.Fetcher, desc ocispec.Des
 	if err != nil {
 		return nil, fmt.Errorf("chart layer %s is not a chart: %w", layer.Digest, err)
 	}
-	meta, err := f.metadata(ch, "")
+	meta, err := f.metadata(ch)
 	if err != nil {
 		return nil, err
 	}
@@ -100,30 +100,39 @@ func fetchCapped(ctx context.Context, repo content.Fetcher, desc ocispec.Descrip
 	return data, nil
 }
 
-// metadata is what the resolver needs of a loaded chart. dir, for a local
-// chart, is its directory (file:// dependencies are read from there by
-// the caller); empty for a chart from a registry or repository.
-func (f Format) metadata(ch *chart.Chart, dir string) (*format.Metadata, error) {
+// metadata is what the resolver needs of a loaded chart: its
+// dependencies not vendored in charts/. Its images are found once the
+// closure is resolved (Expand, tree.go), with the chart's dependencies in
+// place; the chart is kept in Data for it.
+func (f Format) metadata(ch *chart.Chart) (*format.Metadata, error) {
 	meta := &format.Metadata{
 		Kind:            format.KindHelmChart,
 		Name:            ch.Name(),
 		Version:         ch.Metadata.Version,
 		TaggedByVersion: true,
 	}
+	if err := checkChartMetadata(ch); err != nil {
+		return nil, err
+	}
 	// A published chart that cannot be read is a failure (exit 1), as a
-	// malformed bundle.json is; a local chart's errors are bad input
-	// (exit 2), as every input file's are (mirrorset.LoadFile).
-	deps, err := f.dependencies(ch, ch.Metadata.Dependencies, dir != "")
+	// malformed bundle.json is.
+	cd := &chartData{chart: ch}
+	deps, err := f.dependencies(ch, ch.Metadata.Dependencies, false)
 	if err != nil {
 		return nil, err
 	}
-	meta.Dependencies = deps
-	images, err := f.images(ch)
-	if err != nil {
-		return nil, err
+	for _, d := range deps {
+		cd.deps = append(cd.deps, declaredDependency{dep: d.declared, ref: d.Ref, constraint: d.Constraint})
+		meta.Dependencies = append(meta.Dependencies, d.Dependency)
 	}
-	meta.Dependencies = append(meta.Dependencies, images...)
+	meta.Data = cd
 	return meta, nil
+}
+
+// chartDependency is a Chart.yaml dependency and the package it names.
+type chartDependency struct {
+	format.Dependency
+	declared *chart.Dependency
 }
 
 // dependencies maps Chart.yaml's dependencies to the packages they name,
@@ -133,12 +142,12 @@ func (f Format) metadata(ch *chart.Chart, dir string) (*format.Metadata, error) 
 // values may enable it at install. local reports a chart on disk, whose
 // file:// dependencies the caller reads; a chart from a registry or a
 // repository must carry them vendored.
-func (f Format) dependencies(ch *chart.Chart, deps []*chart.Dependency, local bool) ([]format.Dependency, error) {
+func (f Format) dependencies(ch *chart.Chart, deps []*chart.Dependency, local bool) ([]chartDependency, error) {
 	vendored := map[string]bool{}
 	for _, sub := range ch.Dependencies() {
 		vendored[sub.Name()] = true
 	}
-	var out []format.Dependency
+	var out []chartDependency
 	for _, d := range deps {
 		if d == nil || vendored[d.Name] {
 			continue
@@ -156,7 +165,7 @@ func (f Format) dependencies(ch *chart.Chart, deps []*chart.Dependency, local bo
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, dep)
+		out = append(out, chartDependency{dep, d})
 	}
 	return out, nil
 }
@@ -207,12 +216,13 @@ func pinVersion(ref, version string) (string, string) {
 	return ref, version
 }
 
-// images renders ch and returns the images it deploys as dependencies of
-// kind image, named by the template that names them, leaving out those
-// ferry.yaml excludes. A reference without tag or digest is ":latest",
-// as the container runtime pulls it.
-func (f Format) images(ch *chart.Chart) ([]format.Dependency, error) {
-	uses, err := Images(ch, f.values[ch.Name()])
+// images renders ch (its dependencies in place) with vals and returns
+// the images it deploys as dependencies of kind image, named by the
+// template that names them, leaving out those ferry.yaml excludes. A
+// reference without tag or digest is ":latest", as the container runtime
+// pulls it.
+func (f Format) images(ch *chart.Chart, vals map[string]any) ([]format.Dependency, error) {
+	uses, err := Images(ch, vals)
 	if err != nil {
 		return nil, fmt.Errorf("rendering chart %s: %w", ch.Name(), err)
 	}

@@ -35,6 +35,13 @@ type ChartRoot struct {
 	Repo string `yaml:"repo,omitempty"`
 	// Name is the chart's name in Repo.
 	Name string `yaml:"name,omitempty"`
+	// Path is a local chart: a chart directory, its Chart.yaml, or a
+	// packaged .tgz (the CI case of a chart being built). The chart itself
+	// is not published, so it is not a package of the closure: its
+	// dependencies are roots (as `helm dependency build` would fetch them,
+	// from Chart.lock when it is in sync), and the images it deploys,
+	// rendered with them in place, are roots too.
+	Path string `yaml:"path,omitempty"`
 	// Version is a version or a range, as Chart.yaml's dependencies
 	// write them.
 	Version string `yaml:"version,omitempty"`
@@ -88,11 +95,25 @@ func settingsOf(m *mirrorset.MirrorSet) (Settings, error) {
 	}
 	for i, c := range s.Charts {
 		where := fmt.Sprintf("%s[%d]", KeyCharts, i)
+		if c.Path != "" {
+			if c.Ref != "" || c.Repo != "" || c.Name != "" || c.Version != "" {
+				return s, fmt.Errorf("%s: a local chart (path) has its own name and version: give path alone, or ref, or repo and name", where)
+			}
+			if _, err := os.Stat(c.Path); err != nil {
+				return s, fmt.Errorf("%s: chart %w", where, err)
+			}
+			for _, f := range c.Values {
+				if _, err := os.Stat(f); err != nil {
+					return s, fmt.Errorf("%s: values file %s: %w", where, f, err)
+				}
+			}
+			continue
+		}
 		switch {
 		case c.Ref != "" && (c.Repo != "" || c.Name != ""):
 			return s, fmt.Errorf("%s: give either ref (an OCI chart) or repo and name (a chart in a classic repository), not both", where)
 		case c.Ref == "" && (c.Repo == "" || c.Name == ""):
-			return s, fmt.Errorf("%s: give ref (an OCI chart) or repo and name (a chart in a classic repository)", where)
+			return s, fmt.Errorf("%s: give ref (an OCI chart), repo and name (a chart in a classic repository), or path (a local chart)", where)
 		}
 		if c.Version != "" && !strings.HasPrefix(c.Version, "sha256:") {
 			if _, err := semver.NewConstraint(c.Version); err != nil {

@@ -123,7 +123,7 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 	}
 	opts.Progress = progress.Or(opts.Progress)
 	r := &resolver{opts: opts, fetches: map[string]*fetchEntry{}, tags: map[string]*tagEntry{}, queued: map[string]bool{}, done: map[string]bool{},
-		slots: make(chan struct{}, opts.Concurrency), prefetched: map[string]bool{}}
+		slots: make(chan struct{}, opts.Concurrency), prefetched: map[string]bool{}, extra: map[string][]format.Dependency{}}
 	// Reads ahead (prefetch.go) end with the resolution: none is left
 	// running, or sending requests, once Resolve returns.
 	var cancel context.CancelFunc
@@ -133,29 +133,11 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 		cancel()
 		r.aheadPool.close()
 	}()
-	type rootReq struct {
-		key    string
-		req    requirement
-		policy Policy
+	rootReqs, err := r.rootRequirements(roots)
+	if err != nil {
+		return nil, err
 	}
-	var rootReqs []rootReq
-	for _, root := range roots {
-		ref, err := ociref.Parse(root.Ref)
-		if err != nil {
-			return nil, badInput(err)
-		}
-		req := requirement{from: "root " + root.Ref, ref: root.Ref, constraint: root.Constraint, tag: ref.Tag, digest: ref.Digest, kind: root.Kind}
-		if root.Constraint != "" && strings.HasPrefix(root.Constraint, "sha256:") {
-			req.digest, req.constraint = digest.Digest(root.Constraint), ""
-		}
-		src := ref.Repo()
-		if to, ok := opts.Replace[src]; ok {
-			src = to
-		}
-		// Every root is resolved on its own: two roots may be two
-		// versions of one repository.
-		rootReqs = append(rootReqs, rootReq{nodeKey(src, "root:"+req.canonical()), req, rulesNamed(opts.Formats, root.Format).Policy()})
-	}
+	expansions := 0
 	hints := map[string][]requirement{}
 	pkgReplace := map[string]string{}
 	for old, nw := range opts.Replaced {
@@ -215,6 +197,24 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 			if err := g.checkCycles(); err != nil {
 				return nil, err
 			}
+			// A format that adds to the closure once it is resolved
+			// (Helm's images, rendered with the chart's dependencies in
+			// place) is asked now; what it adds is resolved in the next
+			// round, with this round's requirements as hints.
+			added, err := r.expand(ctx, g, &roots)
+			if err != nil {
+				return nil, err
+			}
+			if added {
+				if expansions++; expansions > maxExpansions {
+					return nil, errors.New("resolution does not converge: expanding the closure keeps adding packages")
+				}
+				if rootReqs, err = r.rootRequirements(roots); err != nil {
+					return nil, err
+				}
+				hints, pkgReplace = rs.reqs, rs.replacing
+				continue
+			}
 			if err := r.check(g); err != nil {
 				return nil, err
 			}
@@ -226,6 +226,37 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 		return nil, lastErr
 	}
 	return nil, errors.New("resolution does not converge: constraints keep changing the chosen versions")
+}
+
+// rootReq is a root's requirement on its node.
+type rootReq struct {
+	key    string
+	req    requirement
+	policy Policy
+}
+
+// rootRequirements turns roots into the requirements every round starts
+// from.
+func (r *resolver) rootRequirements(roots []Root) ([]rootReq, error) {
+	var rootReqs []rootReq
+	for _, root := range roots {
+		ref, err := ociref.Parse(root.Ref)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		req := requirement{from: "root " + root.Ref, ref: root.Ref, constraint: root.Constraint, tag: ref.Tag, digest: ref.Digest, kind: root.Kind}
+		if root.Constraint != "" && strings.HasPrefix(root.Constraint, "sha256:") {
+			req.digest, req.constraint = digest.Digest(root.Constraint), ""
+		}
+		src := ref.Repo()
+		if to, ok := r.opts.Replace[src]; ok {
+			src = to
+		}
+		// Every root is resolved on its own: two roots may be two
+		// versions of one repository.
+		rootReqs = append(rootReqs, rootReq{nodeKey(src, "root:"+req.canonical()), req, rulesNamed(r.opts.Formats, root.Format).Policy()})
+	}
+	return rootReqs, nil
 }
 
 // nodeKey names one package to resolve: a source, and for edges resolved
@@ -274,6 +305,9 @@ type resolver struct {
 	ahead      context.Context
 	aheadPool  *aheadPool
 	prefetched map[string]bool
+	// extra holds, by "SOURCE@DIGEST", the dependencies Expanders added
+	// to packages (expand.go).
+	extra map[string][]format.Dependency
 }
 
 // acquire takes a slot for a registry read, and returns its release.

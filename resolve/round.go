@@ -222,7 +222,7 @@ func (rs *roundState) addPackage(res levelResult) ([]string, error) {
 	}
 	policy := rules.Policy()
 	var targets []string
-	for _, d := range meta.Dependencies {
+	for _, d := range slices.Concat(meta.Dependencies, rs.r.extraDependencies(res.source, res.entry)) {
 		edges, err := rs.edges(p, parentRef, chain, d, rules)
 		if err != nil {
 			return nil, err
