@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -221,17 +222,25 @@ func pinVersion(ref, version string) (string, string) {
 // template that names them, leaving out those ferry.yaml excludes. A
 // reference without tag or digest is ":latest", as the container runtime
 // pulls it.
-func (f Format) images(ch *chart.Chart, vals map[string]any) ([]format.Dependency, error) {
-	uses, err := Images(ch, vals)
+func (f Format) images(ch *chart.Chart, vals map[string]any) ([]format.Dependency, []string, error) {
+	uses, err := ImagesWith(ch, vals, f.Settings.ImagePaths)
 	if err != nil {
-		return nil, fmt.Errorf("rendering chart %s: %w", ch.Name(), err)
+		return nil, nil, fmt.Errorf("rendering chart %s: %w", ch.Name(), err)
 	}
 	seen := map[string]bool{}
 	var out []format.Dependency
+	var warnings []string
 	for _, u := range uses {
+		if u.RunTime {
+			w := fmt.Sprintf("chart %s: image %s is deployed at run time by an operator (a flag in %s), not locked: add it to the closure as a root if the mirror must hold it", ch.Name(), u.Ref, u.Template)
+			if !slices.Contains(warnings, w) {
+				warnings = append(warnings, w)
+			}
+			continue
+		}
 		r, err := ociref.ParseNormalized(u.Ref, "")
 		if err != nil {
-			return nil, fmt.Errorf("chart %s: %s deploys image %q: %w", u.Chart, u.Template, u.Ref, err)
+			return nil, nil, fmt.Errorf("chart %s: %s deploys image %q: %w", u.Chart, u.Template, u.Ref, err)
 		}
 		if r.Tag == "" && r.Digest == "" {
 			r.Tag = "latest"
@@ -243,7 +252,7 @@ func (f Format) images(ch *chart.Chart, vals map[string]any) ([]format.Dependenc
 		out = append(out, format.Dependency{Name: u.Template, Ref: r.String(), Kind: format.KindImage})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Ref < out[j].Ref })
-	return out, nil
+	return out, warnings, nil
 }
 
 // excluded reports whether ferry.yaml's `exclude:` names r: its

@@ -31,6 +31,10 @@ type ImageUse struct {
 	// ("web/templates/deployment.yaml"), or AnnotationTemplate for an image
 	// listed in Chart.yaml's artifacthub.io/images annotation.
 	Template string
+	// RunTime reports an image named in a container's flags
+	// (`--prometheus-config-reloader=IMAGE`), which an operator deploys
+	// at run time (objects.go): reported, not locked.
+	RunTime bool
 }
 
 const (
@@ -99,6 +103,12 @@ const (
 // SortManifests fails on it too) and is ignored in other files; a document
 // of any other kind, or with no kind, yields nothing.
 func Images(ch *chart.Chart, vals map[string]any) ([]ImageUse, error) {
+	return ImagesWith(ch, vals, nil)
+}
+
+// ImagesWith is Images that also looks for images at the user-declared
+// paths of custom resources (ferry.yaml `helm: {imagePaths}`).
+func ImagesWith(ch *chart.Chart, vals map[string]any, paths []ImagePath) ([]ImageUse, error) {
 	if err := checkChartMetadata(ch); err != nil {
 		return nil, err
 	}
@@ -113,7 +123,7 @@ func Images(ch *chart.Chart, vals map[string]any) ([]ImageUse, error) {
 	if err := chartutil.ProcessDependencies(first, vals); err != nil {
 		return nil, fmt.Errorf("chart %s: processing dependencies: %w", name, err)
 	}
-	got, err := renderImages(first, vals, false)
+	got, err := renderImages(first, vals, false, paths)
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %w", name, err)
 	}
@@ -145,7 +155,7 @@ func Images(ch *chart.Chart, vals map[string]any) ([]ImageUse, error) {
 		}
 	}
 	if len(disabled) > 0 {
-		got, err := renderImages(forced, vals, true)
+		got, err := renderImages(forced, vals, true, paths)
 		if err != nil {
 			return nil, fmt.Errorf("chart %s: rendering subcharts disabled by condition or tags (%s) to find their images: %w",
 				name, strings.Join(disabled, ", "), err)
@@ -164,14 +174,14 @@ func Images(ch *chart.Chart, vals map[string]any) ([]ImageUse, error) {
 	}
 
 	slices.SortFunc(uses, func(a, b ImageUse) int {
-		return cmp.Or(cmp.Compare(a.Ref, b.Ref), cmp.Compare(a.Chart, b.Chart), cmp.Compare(a.Template, b.Template))
+		return cmp.Or(cmp.Compare(a.Ref, b.Ref), cmp.Compare(a.Chart, b.Chart), cmp.Compare(a.Template, b.Template), boolCompare(a.RunTime, b.RunTime))
 	})
 	return slices.Compact(uses), nil
 }
 
 // renderImages renders c (dependencies already processed) with the user
 // values vals and returns the images of its pod-bearing documents.
-func renderImages(c *chart.Chart, vals map[string]any, skipSchema bool) ([]ImageUse, error) {
+func renderImages(c *chart.Chart, vals map[string]any, skipSchema bool, paths []ImagePath) ([]ImageUse, error) {
 	// pkg/action/install.go: client-only capabilities and release options.
 	caps := common.DefaultCapabilities.Copy()
 	opts := common.ReleaseOptions{
@@ -212,7 +222,7 @@ func renderImages(c *chart.Chart, vals map[string]any, skipSchema bool) ([]Image
 		sort.Sort(releaseutil.BySplitManifestsOrder(keys))
 		owner := chartOf(file, charts)
 		for _, k := range keys {
-			refs, err := podImages(docs[k])
+			refs, runtime, err := objectImages(docs[k], paths)
 			if err != nil {
 				switch path.Ext(file) {
 				case ".yaml", ".yml", ".json":
@@ -224,85 +234,12 @@ func renderImages(c *chart.Chart, vals map[string]any, skipSchema bool) ([]Image
 			for _, r := range refs {
 				uses = append(uses, ImageUse{Ref: r, Chart: owner, Template: file})
 			}
-		}
-	}
-	return uses, nil
-}
-
-// podSpec holds the parts of a Kubernetes PodSpec (k8s.io/api/core/v1)
-// that name images.
-type podSpec struct {
-	Containers          []podContainer `json:"containers"`
-	InitContainers      []podContainer `json:"initContainers"`
-	EphemeralContainers []podContainer `json:"ephemeralContainers"`
-}
-
-// podContainer is the part of a Container, InitContainer or
-// EphemeralContainer that names its image.
-type podContainer struct {
-	Image string `json:"image"`
-}
-
-// podTemplate is a PodTemplateSpec: the pod of a workload.
-type podTemplate struct {
-	Spec podSpec `json:"spec"`
-}
-
-// podImages returns the images of one manifest document, none when its
-// kind does not run pods.
-func podImages(doc string) ([]string, error) {
-	var head struct {
-		Kind string `json:"kind"`
-	}
-	if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
-		return nil, err
-	}
-	var spec podSpec
-	switch head.Kind {
-	case "Pod":
-		var d struct {
-			Spec podSpec `json:"spec"`
-		}
-		if err := yaml.Unmarshal([]byte(doc), &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", head.Kind, err)
-		}
-		spec = d.Spec
-	case "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job":
-		var d struct {
-			Spec struct {
-				Template podTemplate `json:"template"`
-			} `json:"spec"`
-		}
-		if err := yaml.Unmarshal([]byte(doc), &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", head.Kind, err)
-		}
-		spec = d.Spec.Template.Spec
-	case "CronJob":
-		var d struct {
-			Spec struct {
-				JobTemplate struct {
-					Spec struct {
-						Template podTemplate `json:"template"`
-					} `json:"spec"`
-				} `json:"jobTemplate"`
-			} `json:"spec"`
-		}
-		if err := yaml.Unmarshal([]byte(doc), &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", head.Kind, err)
-		}
-		spec = d.Spec.JobTemplate.Spec.Template.Spec
-	default:
-		return nil, nil
-	}
-	var refs []string
-	for _, list := range [][]podContainer{spec.InitContainers, spec.Containers, spec.EphemeralContainers} {
-		for _, c := range list {
-			if r := strings.TrimSpace(c.Image); r != "" {
-				refs = append(refs, r)
+			for _, r := range runtime {
+				uses = append(uses, ImageUse{Ref: r, Chart: owner, Template: file, RunTime: true})
 			}
 		}
 	}
-	return refs, nil
+	return uses, nil
 }
 
 // annotationImages returns the images of c's artifacthub.io/images
@@ -424,4 +361,15 @@ func copyChartTree(ch *chart.Chart) *chart.Chart {
 	}
 	out.SetDependencies(deps...)
 	return out
+}
+
+// boolCompare orders false before true.
+func boolCompare(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
 }

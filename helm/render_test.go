@@ -210,9 +210,9 @@ func TestImages(t *testing.T) {
 				return renderTestChart(t, "web", rtImageValues, "templates/deployment.yaml", rtDeploymentTpl)
 			},
 			want: []ImageUse{
-				{"envoyproxy/envoy:v1.30", "web", "web/templates/deployment.yaml"},
-				{"ghcr.io/acme/migrate:2", "web", "web/templates/deployment.yaml"},
-				{"nginx:1.25", "web", "web/templates/deployment.yaml"},
+				{Ref: "envoyproxy/envoy:v1.30", Chart: "web", Template: "web/templates/deployment.yaml"},
+				{Ref: "ghcr.io/acme/migrate:2", Chart: "web", Template: "web/templates/deployment.yaml"},
+				{Ref: "nginx:1.25", Chart: "web", Template: "web/templates/deployment.yaml"},
 			},
 		},
 		{
@@ -221,8 +221,8 @@ func TestImages(t *testing.T) {
 				return renderTestChart(t, "ops", "", "templates/cronjob.yaml", rtCronJobTpl)
 			},
 			want: []ImageUse{
-				{"busybox:1.36", "ops", "ops/templates/cronjob.yaml"},
-				{"ghcr.io/acme/backup@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "ops", "ops/templates/cronjob.yaml"},
+				{Ref: "busybox:1.36", Chart: "ops", Template: "ops/templates/cronjob.yaml"},
+				{Ref: "ghcr.io/acme/backup@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", Chart: "ops", Template: "ops/templates/cronjob.yaml"},
 			},
 		},
 		{
@@ -231,8 +231,8 @@ func TestImages(t *testing.T) {
 				return renderTestChart(t, "dbg", "", "templates/pod.yaml", rtPodTpl)
 			},
 			want: []ImageUse{
-				{"docker.io/library/alpine:3.20", "dbg", "dbg/templates/pod.yaml"},
-				{"nginx:1.25", "dbg", "dbg/templates/pod.yaml"},
+				{Ref: "docker.io/library/alpine:3.20", Chart: "dbg", Template: "dbg/templates/pod.yaml"},
+				{Ref: "nginx:1.25", Chart: "dbg", Template: "dbg/templates/pod.yaml"},
 			},
 		},
 		{
@@ -241,11 +241,11 @@ func TestImages(t *testing.T) {
 				return renderTestChart(t, "multi", "", "templates/workloads.yaml", rtWorkloadsTpl)
 			},
 			want: []ImageUse{
-				{"alpine:3.20", "multi", "multi/templates/workloads.yaml"},
-				{"busybox:1.36", "multi", "multi/templates/workloads.yaml"},
-				{"datadog/agent:7", "multi", "multi/templates/workloads.yaml"},
-				{"httpd:2.4", "multi", "multi/templates/workloads.yaml"},
-				{"postgres:16", "multi", "multi/templates/workloads.yaml"},
+				{Ref: "alpine:3.20", Chart: "multi", Template: "multi/templates/workloads.yaml"},
+				{Ref: "busybox:1.36", Chart: "multi", Template: "multi/templates/workloads.yaml"},
+				{Ref: "datadog/agent:7", Chart: "multi", Template: "multi/templates/workloads.yaml"},
+				{Ref: "httpd:2.4", Chart: "multi", Template: "multi/templates/workloads.yaml"},
+				{Ref: "postgres:16", Chart: "multi", Template: "multi/templates/workloads.yaml"},
 			},
 		},
 		{
@@ -265,7 +265,7 @@ func TestImages(t *testing.T) {
 					"templates/_pod.tpl", rtPodTpl,
 					"templates/empty.yaml", "{{/* nothing */}}\n")
 			},
-			want: []ImageUse{{"ghcr.io/acme/hook:1", "hooks", "hooks/templates/hook.yaml"}},
+			want: []ImageUse{{Ref: "ghcr.io/acme/hook:1", Chart: "hooks", Template: "hooks/templates/hook.yaml"}},
 		},
 		{
 			name: "images set by values: defaults",
@@ -273,7 +273,7 @@ func TestImages(t *testing.T) {
 				return renderTestChart(t, "web", rtImageValues, "templates/pod.yaml",
 					"kind: Pod\nspec:\n  containers:\n    - image: {{ .Values.image.repository }}:{{ .Values.image.tag }}\n")
 			},
-			want: []ImageUse{{"nginx:1.25", "web", "web/templates/pod.yaml"}},
+			want: []ImageUse{{Ref: "nginx:1.25", Chart: "web", Template: "web/templates/pod.yaml"}},
 		},
 		{
 			name: "images set by values: values files in order",
@@ -282,7 +282,7 @@ func TestImages(t *testing.T) {
 					"kind: Pod\nspec:\n  containers:\n    - image: {{ .Values.image.repository }}:{{ .Values.image.tag }}\n")
 			},
 			files: []string{"image: {repository: registry.example/nginx, tag: '1.26'}\n", "image: {tag: '1.27'}\n"},
-			want:  []ImageUse{{"registry.example/nginx:1.27", "web", "web/templates/pod.yaml"}},
+			want:  []ImageUse{{Ref: "registry.example/nginx:1.27", Chart: "web", Template: "web/templates/pod.yaml"}},
 		},
 		{
 			name: "images set by values: --set over values file",
@@ -292,20 +292,20 @@ func TestImages(t *testing.T) {
 			},
 			files: []string{"image: {repository: registry.example/nginx, tag: '1.26'}\n"},
 			set:   map[string]string{"image.tag": "1.25.3"},
-			want:  []ImageUse{{"registry.example/nginx:1.25.3", "web", "web/templates/pod.yaml"}},
+			want:  []ImageUse{{Ref: "registry.example/nginx:1.25.3", Chart: "web", Template: "web/templates/pod.yaml"}},
 		},
 		{
 			name:  "vendored subcharts: enabled, disabled by condition, by tags, aliased",
 			chart: func(t *testing.T) *chart.Chart { return loadRenderChart(t, "web") },
 			want: []ImageUse{
-				{"busybox:1.36", "web", ann},
-				{"docker.io/acme/extra:1", "web/charts/extra", "web/charts/extra/templates/job.yaml"},
-				{"ghcr.io/acme/web:1.0.0", "web", ann},
-				{"ghcr.io/acme/web:1.0.0", "web", "web/templates/deployment.yaml"},
-				{"quay.io/acme/metrics-sidecar:1", "web/charts/metrics", ann},
-				{"quay.io/acme/metrics:0.2.0", "web/charts/metrics", "web/charts/metrics/templates/daemonset.yaml"},
-				{"redis:7.2", "web/charts/redis", "web/charts/redis/templates/statefulset.yaml"},
-				{"redis:7.4", "web/charts/cache", "web/charts/cache/templates/statefulset.yaml"},
+				{Ref: "busybox:1.36", Chart: "web", Template: ann},
+				{Ref: "docker.io/acme/extra:1", Chart: "web/charts/extra", Template: "web/charts/extra/templates/job.yaml"},
+				{Ref: "ghcr.io/acme/web:1.0.0", Chart: "web", Template: ann},
+				{Ref: "ghcr.io/acme/web:1.0.0", Chart: "web", Template: "web/templates/deployment.yaml"},
+				{Ref: "quay.io/acme/metrics-sidecar:1", Chart: "web/charts/metrics", Template: ann},
+				{Ref: "quay.io/acme/metrics:0.2.0", Chart: "web/charts/metrics", Template: "web/charts/metrics/templates/daemonset.yaml"},
+				{Ref: "redis:7.2", Chart: "web/charts/redis", Template: "web/charts/redis/templates/statefulset.yaml"},
+				{Ref: "redis:7.4", Chart: "web/charts/cache", Template: "web/charts/cache/templates/statefulset.yaml"},
 			},
 		},
 		{
@@ -320,14 +320,14 @@ func TestImages(t *testing.T) {
 				"image.tag":         "2.0.0",
 			},
 			want: []ImageUse{
-				{"busybox:1.36", "web", ann},
-				{"docker.io/acme/extra:1", "web/charts/extra", "web/charts/extra/templates/job.yaml"},
-				{"ghcr.io/acme/web:1.0.0", "web", ann},
-				{"ghcr.io/acme/web:2.0.0", "web", "web/templates/deployment.yaml"},
-				{"quay.io/acme/metrics-sidecar:1", "web/charts/metrics", ann},
-				{"quay.io/acme/metrics:0.3.0", "web/charts/metrics", "web/charts/metrics/templates/daemonset.yaml"},
-				{"redis:7.2.5", "web/charts/redis", "web/charts/redis/templates/statefulset.yaml"},
-				{"redis:7.4", "web/charts/cache", "web/charts/cache/templates/statefulset.yaml"},
+				{Ref: "busybox:1.36", Chart: "web", Template: ann},
+				{Ref: "docker.io/acme/extra:1", Chart: "web/charts/extra", Template: "web/charts/extra/templates/job.yaml"},
+				{Ref: "ghcr.io/acme/web:1.0.0", Chart: "web", Template: ann},
+				{Ref: "ghcr.io/acme/web:2.0.0", Chart: "web", Template: "web/templates/deployment.yaml"},
+				{Ref: "quay.io/acme/metrics-sidecar:1", Chart: "web/charts/metrics", Template: ann},
+				{Ref: "quay.io/acme/metrics:0.3.0", Chart: "web/charts/metrics", Template: "web/charts/metrics/templates/daemonset.yaml"},
+				{Ref: "redis:7.2.5", Chart: "web/charts/redis", Template: "web/charts/redis/templates/statefulset.yaml"},
+				{Ref: "redis:7.4", Chart: "web/charts/cache", Template: "web/charts/cache/templates/statefulset.yaml"},
 			},
 		},
 		{
@@ -338,7 +338,7 @@ func TestImages(t *testing.T) {
 					"kind: Pod\nspec:\n  containers:\n    - image: {{ .Values.global.registry }}/worker:1\n")
 				return vendorDep(parent, sub, chart.Dependency{Condition: "worker.enabled"})
 			},
-			want: []ImageUse{{"mirror.example/worker:1", "app/charts/worker", "app/charts/worker/templates/pod.yaml"}},
+			want: []ImageUse{{Ref: "mirror.example/worker:1", Chart: "app/charts/worker", Template: "app/charts/worker/templates/pod.yaml"}},
 		},
 		{
 			name: "fail in a template names chart and template",
@@ -377,7 +377,7 @@ func TestImages(t *testing.T) {
 				return vendorDep(parent, sub, chart.Dependency{Condition: "db.enabled"})
 			},
 			set:  map[string]string{"db.password": "s3cret"},
-			want: []ImageUse{{"postgres:16", "app/charts/db", "app/charts/db/templates/pod.yaml"}},
+			want: []ImageUse{{Ref: "postgres:16", Chart: "app/charts/db", Template: "app/charts/db/templates/pod.yaml"}},
 		},
 		{
 			// The parent's templates run once, with the subcharts Helm
@@ -394,9 +394,9 @@ func TestImages(t *testing.T) {
 				return vendorDep(parent, sub, chart.Dependency{Condition: "db.enabled"})
 			},
 			want: []ImageUse{
-				{"docker.io/library/alpine:3.20", "app", "app/templates/pod.yaml"},
-				{"mirror.example/postgres:16", "app/charts/db", "app/charts/db/templates/pod.yaml"},
-				{"nginx:1.25", "app", "app/templates/pod.yaml"},
+				{Ref: "docker.io/library/alpine:3.20", Chart: "app", Template: "app/templates/pod.yaml"},
+				{Ref: "mirror.example/postgres:16", Chart: "app/charts/db", Template: "app/charts/db/templates/pod.yaml"},
+				{Ref: "nginx:1.25", Chart: "app", Template: "app/templates/pod.yaml"},
 			},
 		},
 		{

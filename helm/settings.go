@@ -58,6 +58,8 @@ type helmSection struct {
 	// Repositories maps an alias (Chart.yaml's "@NAME" or "alias:NAME")
 	// to a repository URL, as `helm repo add NAME URL` records it.
 	Repositories map[string]string `yaml:"repositories,omitempty"`
+	// ImagePaths are further places of images in custom resources.
+	ImagePaths []ImagePath `yaml:"imagePaths,omitempty"`
 }
 
 // Settings are the Helm format's ferry.yaml keys.
@@ -66,6 +68,9 @@ type Settings struct {
 	Charts []ChartRoot
 	// Repositories are the repository aliases.
 	Repositories map[string]string
+	// ImagePaths are user-declared places of images in objects of a kind
+	// (`helm: {imagePaths: [{apiVersion, kind, path}]}`).
+	ImagePaths []ImagePath
 	// Exclude lists images never to lock, as references normalised the
 	// Docker way: a repository ("docker.io/library/busybox") excludes
 	// every tag of it, a reference with a tag or digest only that one.
@@ -85,6 +90,12 @@ func settingsOf(m *mirrorset.MirrorSet) (Settings, error) {
 		return s, fmt.Errorf("%s: %w", KeyHelm, err)
 	}
 	s.Repositories = h.Repositories
+	s.ImagePaths = h.ImagePaths
+	for i, p := range h.ImagePaths {
+		if p.Kind == "" || p.Path == "" {
+			return s, fmt.Errorf("%s.imagePaths[%d]: give kind and path (e.g. {kind: Prometheus, path: spec.image})", KeyHelm, i)
+		}
+	}
 	if _, err := m.Section(KeyExclude, &s.Exclude); err != nil {
 		return s, fmt.Errorf("%s: %w", KeyExclude, err)
 	}

@@ -11,6 +11,7 @@ import (
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
+	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/resolve"
@@ -83,10 +84,11 @@ func (f Format) Expand(_ context.Context, g *resolve.Graph) (resolve.Expansion, 
 		if err != nil {
 			return exp, err
 		}
-		deps, err := f.images(tree, f.values[cd.chart.Name()])
+		deps, warnings, err := f.images(tree, f.values[cd.chart.Name()])
 		if err != nil {
 			return exp, err
 		}
+		exp.Warnings = append(exp.Warnings, warnings...)
 		if len(deps) > 0 {
 			exp.Dependencies[id] = deps
 		}
@@ -95,18 +97,21 @@ func (f Format) Expand(_ context.Context, g *resolve.Graph) (resolve.Expansion, 
 		if c.Path == "" {
 			continue
 		}
+		// A local chart is an input file: what is wrong with it is bad
+		// input (exit 2), as every input file's errors are.
 		ch, err := loadLocal(c.Path)
 		if err != nil {
-			return exp, fmt.Errorf("%s[%d]: chart %s: %w", KeyCharts, i, c.Path, err)
+			return exp, exitcode.BadInput("%s[%d]: chart %s: %w", KeyCharts, i, c.Path, err)
 		}
 		tree, err := f.assembleLocal(g, ch, localDir(c.Path), nil)
 		if err != nil {
-			return exp, err
+			return exp, exitcode.BadInput("%s: %w", c.Path, err)
 		}
-		deps, err := f.images(tree, f.values[localValuesKey(c.Path)])
+		deps, warnings, err := f.images(tree, f.values[localValuesKey(c.Path)])
 		if err != nil {
-			return exp, err
+			return exp, exitcode.BadInput("%s: %w", c.Path, err)
 		}
+		exp.Warnings = append(exp.Warnings, warnings...)
 		for _, d := range deps {
 			exp.Roots = append(exp.Roots, resolve.Root{Ref: d.Ref, Format: f.Name(), Kind: format.KindImage})
 		}

@@ -34,6 +34,8 @@ type Expansion struct {
 	// Roots are packages to add as roots (the images a local chart,
 	// which is not itself a package, deploys).
 	Roots []Root
+	// Warnings are findings to report with the graph's.
+	Warnings []string
 }
 
 // maxExpansions bounds how many times a closure is expanded: each
@@ -76,6 +78,13 @@ func (r *resolver) expand(ctx context.Context, g *Graph, roots *[]Root) (bool, e
 			}
 			r.mu.Unlock()
 		}
+		r.mu.Lock()
+		for _, w := range exp.Warnings {
+			if !slices.Contains(r.expandWarnings, w) {
+				r.expandWarnings = append(r.expandWarnings, w)
+			}
+		}
+		r.mu.Unlock()
 		for _, root := range exp.Roots {
 			if !slices.Contains(*roots, root) {
 				*roots = append(*roots, root)

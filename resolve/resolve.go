@@ -218,6 +218,7 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 			if err := r.check(g); err != nil {
 				return nil, err
 			}
+			g.Warnings = append(g.Warnings, r.expandWarnings...)
 			return g, nil
 		}
 		hints, pkgReplace = rs.reqs, rs.replacing
@@ -308,6 +309,8 @@ type resolver struct {
 	// extra holds, by "SOURCE@DIGEST", the dependencies Expanders added
 	// to packages (expand.go).
 	extra map[string][]format.Dependency
+	// expandWarnings are the warnings Expanders returned.
+	expandWarnings []string
 }
 
 // acquire takes a slot for a registry read, and returns its release.
