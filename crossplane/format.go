@@ -116,8 +116,11 @@ func (f Format) Configure(m *mirrorset.MirrorSet) (format.Format, error) {
 }
 
 // ReadInput reads a local crossplane.yaml given as ROOT (by its name, or
-// by a meta.pkg.crossplane.io apiVersion): its dependencies are the roots,
-// qualified with the default registry of settings' `crossplane:` section.
+// by a meta.pkg.crossplane.io apiVersion), or an Upbound project file
+// (upbound.yaml, or a meta.dev.upbound.io apiVersion) as the Configuration
+// `up project build` makes of it (ProjectMeta): its dependencies are the
+// roots, qualified with the default registry of settings' `crossplane:`
+// section.
 func (f Format) ReadInput(path string, data []byte, settings *mirrorset.MirrorSet) (*mirrorset.MirrorSet, bool, error) {
 	if !isCrossplaneYAML(path, data) {
 		return nil, false, nil
@@ -129,7 +132,11 @@ func (f Format) ReadInput(path string, data []byte, settings *mirrorset.MirrorSe
 	if s.DefaultRegistry == "" {
 		s.DefaultRegistry = f.Settings.DefaultRegistry
 	}
-	roots, err := ReadRoots(data, s.DefaultRegistry)
+	read := ReadRoots
+	if isUpboundProject(path, data) {
+		read = ReadProjectRoots
+	}
+	roots, err := read(data, s.DefaultRegistry)
 	if errors.Is(err, ErrNoDependencies) {
 		return nil, true, fmt.Errorf("%w: nothing to resolve", err)
 	}
@@ -150,13 +157,22 @@ func (f Format) ReadInput(path string, data []byte, settings *mirrorset.MirrorSe
 
 func isCrossplaneYAML(path string, data []byte) bool {
 	switch strings.ToLower(filepath.Base(path)) {
-	case "crossplane.yaml", "crossplane.yml":
+	case "crossplane.yaml", "crossplane.yml", ProjectFileName:
+		return true
+	}
+	if isProject(data) {
 		return true
 	}
 	var head struct {
 		APIVersion string `yaml:"apiVersion"`
 	}
 	return yaml.Unmarshal(data, &head) == nil && strings.HasPrefix(head.APIVersion, MetaGroup+"/")
+}
+
+// isUpboundProject reports whether the ROOT at path is an Upbound project
+// file: named upbound.yaml, or of apiVersion meta.dev.upbound.io/….
+func isUpboundProject(path string, data []byte) bool {
+	return strings.EqualFold(filepath.Base(path), ProjectFileName) || isProject(data)
 }
 
 // WriteInstall writes crossplane/: an ImageConfig rewriting each source

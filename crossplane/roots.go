@@ -62,6 +62,24 @@ func ReadRoots(data []byte, defaultRegistry string) ([]Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading crossplane.yaml: %w", err)
 	}
+	return metaRoots(meta, defaultRegistry)
+}
+
+// ReadProjectRoots is ReadRoots for an Upbound project file
+// (upbound.yaml): the dependencies of the Configuration `up project
+// build` makes of it (ProjectMeta).
+func ReadProjectRoots(data []byte, defaultRegistry string) ([]Root, error) {
+	if defaultRegistry == "" {
+		defaultRegistry = DefaultRegistry
+	}
+	meta, err := ProjectMeta(data)
+	if err != nil {
+		return nil, err
+	}
+	return metaRoots(meta, defaultRegistry)
+}
+
+func metaRoots(meta *Meta, defaultRegistry string) ([]Root, error) {
 	roots := make([]Root, 0, len(meta.DependsOn))
 	for i, d := range meta.DependsOn {
 		ref, constraint := d.Package, d.Version

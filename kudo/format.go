@@ -88,8 +88,14 @@ func (f Format) SectionRoots(m *mirrorset.MirrorSet) ([]mirrorset.Package, error
 		switch classify(o.Package) {
 		case pkgFolder:
 			set := &mirrorset.MirrorSet{}
-			if _, err := f.localRoots(o.Package, set); err != nil {
+			op, err := f.localRoots(o.Package, set)
+			if err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			if len(set.Packages) == 0 {
+				// As for the package given as ROOT: an entry locking
+				// nothing is a mistake, not an empty lock.
+				return nil, fmt.Errorf("%s: %s: %w", where, o.Package, errNothing(op))
 			}
 			out = append(out, set.Packages...)
 		case pkgURL:

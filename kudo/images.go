@@ -58,14 +58,15 @@ func Images(p *Package, instance string) ([]ImageUse, []string) {
 
 // renderValues are the variables KUDO's renderer offers a template
 // (pkg/engine/renderer/engine.go VariableMap WithDefaults, WithInstance,
-// WithParameters), with params.yaml's defaults.
+// WithParameters), with params.yaml's defaults as KUDO passes them
+// (ParamValue).
 func renderValues(p *Package, instance string) map[string]any {
 	if instance == "" {
 		instance = p.Operator.Name
 	}
 	params := map[string]any{}
 	for _, prm := range p.Params.Parameters {
-		params[prm.Name] = prm.Default
+		params[prm.Name] = ParamValue(prm)
 	}
 	return map[string]any{
 		"OperatorName":    p.Operator.Name,
@@ -79,6 +80,78 @@ func renderValues(p *Package, instance string) map[string]any {
 		"Params":          params,
 		"Pipes":           map[string]any{},
 	}
+}
+
+// ParamValue is the value a template reads as .Params.NAME for prm's
+// default, as KUDO passes it. `kubectl kudo install` stores every default
+// as a string (kudobuilder/kudo pkg/kudoctl/packages/convert/parameters.go
+// ParametersToCRDType calling pkg/util/convert/convert.go
+// WrapParamValue: YAML for an array or map, fmt.Sprintf("%v") of the
+// value otherwise, nil for none), the value read from params.yaml by
+// sigs.k8s.io/yaml (pkg/kudoctl/packages/reader/parser.go), that is
+// through JSON, where every number is a float64: `1000000` becomes
+// "1e+06". The controller hands templates each parameter unwrapped by its
+// type (pkg/controller/instance/instance_controller.go ParamsMap calling
+// UnwrapParamValue): the YAML parsed back for an array or map, the string
+// itself for every other type, "" for no default. So `{{ if eq
+// .Params.ENABLED "true" }}` is how real operators test a boolean.
+func ParamValue(prm Parameter) any {
+	v := jsonValue(prm.Default)
+	switch prm.Type {
+	case "array":
+		if v == nil {
+			return []any(nil)
+		}
+		if a, ok := v.([]any); ok {
+			return a
+		}
+		// WrapParamValue marshals the value; ToYAMLArray then fails
+		// on a scalar: the controller refuses the instance. Keep the
+		// scalar so the template's error is a template error.
+		return v
+	case "map":
+		return v
+	}
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprintf("%v", v)
+}
+
+// jsonValue returns v as JSON would give it back (maps with string keys,
+// numbers as float64), as sigs.k8s.io/yaml decodes params.yaml.
+func jsonValue(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = jsonValue(e)
+		}
+		return out
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[fmt.Sprint(k)] = jsonValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonValue(e)
+		}
+		return out
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case float32:
+		return float64(x)
+	}
+	return v
 }
 
 // funcMap is KUDO's: sprig's text functions without those that read the

@@ -33,7 +33,7 @@ func (f Format) ReadInput(path string, data []byte, settings *mirrorset.MirrorSe
 		return nil, true, err
 	}
 	if len(m.Packages) == 0 {
-		return nil, true, fmt.Errorf("operator %s installs no other operator and deploys no image: nothing to resolve", op.Name)
+		return nil, true, errNothing(op)
 	}
 	if settings != nil {
 		for _, k := range f.Sections() {
@@ -138,4 +138,9 @@ func (f Format) localRootsData(path string, data []byte, m *mirrorset.MirrorSet)
 		m.Packages = append(m.Packages, mirrorset.Package{Ref: d.Ref, Format: "kudo", Kind: format.KindImage})
 	}
 	return op, nil
+}
+
+// errNothing is the error for a local package that names nothing to lock.
+func errNothing(op *Operator) error {
+	return fmt.Errorf("operator %s installs no other operator and deploys no image: nothing to resolve", op.Name)
 }

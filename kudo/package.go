@@ -114,11 +114,15 @@ type ParamsFile struct {
 	Parameters []Parameter `yaml:"parameters"`
 }
 
-// Parameter is one parameter of params.yaml; only its name and default
+// Parameter is one parameter of params.yaml; its name, type and default
 // matter to ferry.
 type Parameter struct {
 	Name    string `yaml:"name"`
 	Default any    `yaml:"default,omitempty"`
+	// Type is "string" (also when empty), "integer", "number",
+	// "boolean", "array" or "map" (kudobuilder/kudo
+	// pkg/apis/kudo/v1beta1/parameter_types.go ParameterType).
+	Type string `yaml:"type,omitempty"`
 }
 
 // Package is a KUDO package read from a folder or a tarball.

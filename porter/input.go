@@ -17,8 +17,9 @@ import (
 // `dependencies.requires[]` is a root (its reference normalised the Docker
 // way, constrained by its version), and every `mixins:` entry a mixin to
 // lock (ferry.yaml's `mixins` section). The bundle itself is not published
-// yet, so it is not a root. A dependency that declares only an interface
-// cannot be a root and is an error. A file is a porter.yaml by its name,
+// yet, so it is not a root. A dependency's `bundle.interface.reference`
+// (PEP003) is a root too, right after the dependency. A dependency that
+// declares only an interface cannot be a root and is an error. A file is a porter.yaml by its name,
 // else by its content: no apiVersion, a name, and mixins, schemaVersion or
 // dependencies.
 //
@@ -36,13 +37,29 @@ func (Reader) ReadInput(path string, data []byte, _ *mirrorset.MirrorSet) (*mirr
 	m := &mirrorset.MirrorSet{APIVersion: mirrorset.APIVersion, Kind: mirrorset.Kind}
 	for _, d := range pm.Dependencies {
 		if d.Ref == "" {
-			return nil, true, fmt.Errorf("dependency %q declares only an interface: name the bundle to mirror in a ferry.yaml (packages[] and use)", d.Name)
+			iface := ""
+			if d.InterfaceRef != "" {
+				iface = " (" + d.InterfaceRef + ")"
+			}
+			return nil, true, fmt.Errorf("dependency %q declares only an interface%s: name the bundle to mirror in a ferry.yaml (packages[] and use)", d.Name, iface)
 		}
 		ref, err := ociref.ParseNormalized(d.Ref, "")
 		if err != nil {
 			return nil, true, fmt.Errorf("dependency %q: %w", d.Name, err)
 		}
 		m.Packages = append(m.Packages, mirrorset.Package{Ref: ref.String(), Version: d.Constraint, Format: Reader{}.Name()})
+		if d.InterfaceRef != "" {
+			// The bundle defining the dependency's interface (PEP003
+			// `bundle.interface.reference`) is part of the closure, as
+			// for a dependency of a published bundle (resolve's
+			// interface edge): taken as written, without the
+			// dependency's version range.
+			iref, err := ociref.ParseNormalized(d.InterfaceRef, "")
+			if err != nil {
+				return nil, true, fmt.Errorf("dependency %q: bundle.interface.reference: %w", d.Name, err)
+			}
+			m.Packages = append(m.Packages, mirrorset.Package{Ref: iref.String(), Format: Reader{}.Name()})
+		}
 	}
 	var entries []mixin.Entry
 	for _, mx := range pm.Mixins {

@@ -66,6 +66,14 @@ func TestReadInput(t *testing.T) {
 			content: "name: tool\nmixins:\n  - exec:\n      mixin:\n        version: v1.0.0\n        source: https://mirror.acme/mixins/atom.xml\n",
 			mixins:  []mixin.Entry{{Name: "exec", Version: "v1.0.0", Feed: "https://mirror.acme/mixins/atom.xml"}},
 		},
+		{
+			// PEP003: the interface's bundle is part of the closure, as
+			// resolve's interface edge makes it for a published bundle.
+			name: "interface.reference kept", file: "porter.yaml",
+			content:  "name: app\ndependencies:\n  requires:\n    - name: db\n      bundle:\n        reference: ghcr.io/acme/mysql:v1.0.0\n        version: 1.x\n        interface:\n          reference: ghcr.io/acme/db-interface:v1\n",
+			packages: []mirrorset.Package{{Ref: "ghcr.io/acme/mysql:v1.0.0", Version: "1.x", Format: "porter"}, {Ref: "ghcr.io/acme/db-interface:v1", Format: "porter"}},
+		},
+		{name: "interface-only dependency names its interface", file: "porter.yaml", content: "name: app\ndependencies:\n  requires:\n    - name: db\n      bundle:\n        interface:\n          reference: getporter/db:v1\n", wantErr: `dependency "db" declares only an interface (getporter/db:v1)`},
 		{name: "a ferry.yaml is not a porter.yaml", file: "x.yaml", content: "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\n", notMine: true},
 		{name: "interface-only dependency", file: "porter.yaml", content: "name: app\ndependencies:\n  requires:\n    - name: db\n      bundle:\n        interface:\n          id: mysql\n", wantErr: `dependency "db" declares only an interface`},
 		{name: "nothing to resolve", file: "porter.yaml", content: "name: app\ninstall: []\n", wantErr: "no packages or mixins"},
