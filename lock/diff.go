@@ -29,7 +29,10 @@ const (
 type Change struct {
 	// Op is OpReplaced, OpChanged, OpAdded or OpRemoved.
 	Op string `json:"op"`
-	// Kind is "package" or "mixin".
+	// Kind is "package", "tag" or "mixin". A "tag" change is a tag of a
+	// package's digest added or removed (lock.Package.Tags) while the
+	// package stays: Name is the package's source, the versions hold the
+	// tag, the digests what it points at.
 	Kind string `json:"kind"`
 	// Name is a package's source or a mixin's name.
 	Name       string `json:"name"`
@@ -112,6 +115,7 @@ func Diff(a, b *Lock) []Change {
 	am, an := pk(a)
 	bm, bn := pk(b)
 	compare("package", am, bm, an, bn)
+	out = append(out, tagChanges(a, b, am, bm)...)
 	for _, key := range sectionKeys(a, b) {
 		am, an = sectionEntries(a, key)
 		bm, bn = sectionEntries(b, key)
@@ -119,6 +123,58 @@ func Diff(a, b *Lock) []Change {
 	}
 	replaced, others := Replaced(out)
 	return append(replaced, others...)
+}
+
+// tagChanges lists the tags of packages both locks hold that one lock
+// has and the other lacks, sorted by source and tag. A package's version
+// that changed is reported as the package's change, not again as a tag;
+// the tags of a package added or removed go with it.
+func tagChanges(a, b *Lock, am, bm map[string]entry) []Change {
+	tags := func(l *Lock) map[string]map[string]string {
+		m := map[string]map[string]string{}
+		for _, p := range l.Resolved() {
+			if m[p.Source] == nil {
+				m[p.Source] = map[string]string{}
+			}
+			for _, t := range p.AllTags() {
+				m[p.Source][t] = p.Digest
+			}
+		}
+		return m
+	}
+	at, bt := tags(a), tags(b)
+	var sources []string
+	for src := range at {
+		if _, ok := bt[src]; ok {
+			sources = append(sources, src)
+		}
+	}
+	sort.Strings(sources)
+	var out []Change
+	for _, src := range sources {
+		old, nw := am[src], bm[src]
+		moved := old.version != nw.version
+		for _, t := range sortedKeys(at[src]) {
+			if _, ok := bt[src][t]; !ok && !(moved && t == old.version) {
+				out = append(out, Change{Op: OpRemoved, Kind: "tag", Name: src, OldVersion: t, OldDigest: at[src][t]})
+			}
+		}
+		for _, t := range sortedKeys(bt[src]) {
+			if _, ok := at[src][t]; !ok && !(moved && t == nw.version) {
+				out = append(out, Change{Op: OpAdded, Kind: "tag", Name: src, NewVersion: t, NewDigest: bt[src][t]})
+			}
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // isDigest reports whether s is a digest, not a package's "replaced by
