@@ -125,43 +125,50 @@ func Diff(a, b *Lock) []Change {
 	return append(replaced, others...)
 }
 
-// tagChanges lists the tags of packages both locks hold that one lock
-// has and the other lacks, sorted by source and tag. A package's version
-// that changed is reported as the package's change, not again as a tag;
-// the tags of a package added or removed go with it.
+// tagChanges lists the tags of packages both locks hold (one source at
+// one digest) that one lock has and the other lacks, sorted by source and
+// tag. When each lock holds one package of the source, a version that
+// changed is reported as the package's change, not again as a tag; the
+// tags of a package added or removed go with it.
 func tagChanges(a, b *Lock, am, bm map[string]entry) []Change {
-	tags := func(l *Lock) map[string]map[string]string {
-		m := map[string]map[string]string{}
+	type tagged struct {
+		source, digest string
+		tags           map[string]string
+	}
+	tags := func(l *Lock) (map[string]tagged, map[string]int) {
+		m, n := map[string]tagged{}, map[string]int{}
 		for _, p := range l.Resolved() {
-			if m[p.Source] == nil {
-				m[p.Source] = map[string]string{}
-			}
+			ts := map[string]string{}
 			for _, t := range p.AllTags() {
-				m[p.Source][t] = p.Digest
+				ts[t] = p.Digest
 			}
+			m[p.Source+"@"+p.Digest] = tagged{p.Source, p.Digest, ts}
+			n[p.Source]++
 		}
-		return m
+		return m, n
 	}
-	at, bt := tags(a), tags(b)
-	var sources []string
-	for src := range at {
-		if _, ok := bt[src]; ok {
-			sources = append(sources, src)
+	at, an := tags(a)
+	bt, bn := tags(b)
+	var keys []string
+	for k := range at {
+		if _, ok := bt[k]; ok {
+			keys = append(keys, k)
 		}
 	}
-	sort.Strings(sources)
+	sort.Strings(keys)
 	var out []Change
-	for _, src := range sources {
+	for _, k := range keys {
+		src := at[k].source
 		old, nw := am[src], bm[src]
-		moved := old.version != nw.version
-		for _, t := range sortedKeys(at[src]) {
-			if _, ok := bt[src][t]; !ok && !(moved && t == old.version) {
-				out = append(out, Change{Op: OpRemoved, Kind: "tag", Name: src, OldVersion: t, OldDigest: at[src][t]})
+		moved := an[src] == 1 && bn[src] == 1 && old.version != nw.version
+		for _, t := range sortedKeys(at[k].tags) {
+			if _, ok := bt[k].tags[t]; !ok && !(moved && t == old.version) {
+				out = append(out, Change{Op: OpRemoved, Kind: "tag", Name: src, OldVersion: t, OldDigest: at[k].digest})
 			}
 		}
-		for _, t := range sortedKeys(bt[src]) {
-			if _, ok := at[src][t]; !ok && !(moved && t == nw.version) {
-				out = append(out, Change{Op: OpAdded, Kind: "tag", Name: src, NewVersion: t, NewDigest: bt[src][t]})
+		for _, t := range sortedKeys(bt[k].tags) {
+			if _, ok := at[k].tags[t]; !ok && !(moved && t == nw.version) {
+				out = append(out, Change{Op: OpAdded, Kind: "tag", Name: src, NewVersion: t, NewDigest: bt[k].digest})
 			}
 		}
 	}
