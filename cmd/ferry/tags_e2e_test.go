@@ -22,7 +22,8 @@ import (
 // TestE2ETagsOfOneDigest: two roots app/web:1.0.0 and app/web:1.0 of one
 // digest are one package that keeps both tags: the lock records the
 // second in `tags:` (byte-identical on a second run), every way of
-// mirroring pushes both (registry, archive out and in, mirror to mirror),
+// mirroring pushes both (registry, archive out and in, mirror to mirror,
+// sharded),
 // a pull by either tag from the mirror gets the locked digest, install's
 // relocation mapping and plan name both, and verify and install exit 3
 // naming the tag when one is deleted from the mirror or moved to other
@@ -71,7 +72,9 @@ func TestE2ETagsOfOneDigest(t *testing.T) {
 	if !strings.Contains(first, "    version: \"1.0\"\n    tags:\n      - 1.0.0\n") {
 		t.Errorf("lock lacks tags: after version:\n%s", first)
 	}
-	env.MustRun("lock")
+	// -o json of resolve and lock match their schemas with the tags.
+	outJSON(t, env, "resolve", nil, "resolve")
+	outJSON(t, env, "lock", nil, "lock")
 	if again := env.ReadFile("ferry.lock"); again != first {
 		t.Fatalf("second lock differs:\n%s\n---\n%s", first, again)
 	}
@@ -93,7 +96,7 @@ func TestE2ETagsOfOneDigest(t *testing.T) {
 	}
 
 	// Mirror to a registry: both tags.
-	r := env.MustRun("mirror", "-o", "json")
+	r := outJSON(t, env, "mirror", nil, "mirror")
 	if !strings.Contains(r.Stdout, `"tags": [`) {
 		t.Errorf("mirror -o json lists no tags:\n%s", r.Stdout)
 	}
@@ -107,13 +110,16 @@ func TestE2ETagsOfOneDigest(t *testing.T) {
 	mirror2, mirror3 := registrytest.New(t), registrytest.New(t)
 	env.MustRun("mirror", "--lock", "ferry.lock", "--to-archive", "web.tar")
 	env.MustRun("verify", "--archive", "web.tar")
-	r = env.MustRun("mirror", "--from-archive", "web.tar", "--to", mirror2.Host+"/m", "-o", "json")
+	r = outJSON(t, env, "mirror", nil, "mirror", "--from-archive", "web.tar", "--to", mirror2.Host+"/m")
 	if strings.Contains(r.Stdout, `"ignored"`) {
 		t.Errorf("import ignored a tag of the lock:\n%s", r.Stdout)
 	}
 	pulled(strings.Replace(mirrored, mirror.Host, mirror2.Host, 1), "1.0", "1.0.0")
 	env.MustRun("mirror", "--lock", "ferry.lock", "--from", to, "--to", mirror3.Host+"/m")
 	pulled(strings.Replace(mirrored, mirror.Host, mirror3.Host, 1), "1.0", "1.0.0")
+	mirror4 := registrytest.New(t)
+	env.MustRun("mirror", "--lock", "ferry.lock", "--to", mirror4.Host+"/m", "--shard", "1/1")
+	pulled(strings.Replace(mirrored, mirror.Host, mirror4.Host, 1), "1.0", "1.0.0")
 	env.MustRun("verify", "--mirror", mirror3.Host+"/m")
 	// The lock records the last mirror: mirror to the first again.
 	env.MustRun("mirror")
@@ -122,7 +128,7 @@ func TestE2ETagsOfOneDigest(t *testing.T) {
 	}
 
 	// Install: the relocation mapping and the plan name both tags.
-	env.MustRun("install", "--dest", "inst")
+	outJSON(t, env, "install", nil, "install", "--dest", "inst")
 	var relocation map[string]string
 	e2eJSONFile(t, filepath.Join(env.Path("inst"), install.RelocationFile), &relocation)
 	for _, tag := range []string{"1.0", "1.0.0"} {
@@ -183,11 +189,8 @@ func TestE2ETagsOfOneDigest(t *testing.T) {
 		t.Fatalf("relocked tags %q", p.AllTags())
 	}
 	env.Expect(0, []string{"diff", "old.lock", "ferry.lock"}, "+ tag "+web+" latest "+desc.Digest.String())
-	r = env.MustRun("diff", "old.lock", "ferry.lock", "-o", "json")
 	var d diffJSON
-	if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
-		t.Fatal(err)
-	}
+	outJSON(t, env, "diff", &d, "diff", "old.lock", "ferry.lock")
 	if want := (lock.Change{Op: lock.OpAdded, Kind: "tag", Name: web, NewVersion: "latest", NewDigest: desc.Digest.String()}); len(d.Changes) != 1 || d.Changes[0] != want || d.Identical {
 		t.Errorf("diff -o json %+v, want %+v", d, want)
 	}
