@@ -23,11 +23,10 @@ import (
 // digest are one package that keeps both tags: the lock records the
 // second in `tags:` (byte-identical on a second run), every way of
 // mirroring pushes both (registry, archive out and in, mirror to mirror,
-// sharded),
-// a pull by either tag from the mirror gets the locked digest, install's
-// relocation mapping and plan name both, and verify and install exit 3
-// naming the tag when one is deleted from the mirror or moved to other
-// content. Adding a tag to the inputs makes the lock stale; locked again,
+// sharded), a pull by either tag from the mirror gets the locked digest,
+// install's relocation mapping and plan name both, and verify and install
+// exit 3 naming the tag when one is deleted from the mirror or moved to
+// other content. Adding a tag to the inputs makes the lock stale; locked again,
 // diff reports the tag added.
 func TestE2ETagsOfOneDigest(t *testing.T) {
 	t.Parallel()
