@@ -88,27 +88,31 @@ func unsatisfiedInMirror(err error) bool {
 	return errors.Is(err, errdef.ErrNotFound) || errors.As(err, &unsat) || exitcode.Of(err) == exitcode.Mismatch
 }
 
-// checkTags checks that every locked tag still points at the locked digest
-// in the repositories open opens (where names them in problems).
+// checkTags checks that every locked tag (each package's version and
+// other tags) still points at the locked digest in the repositories open
+// opens (where names them in problems).
 func (e *Env) checkTags(ctx context.Context, l *lock.Lock, open func(string) (*remote.Repository, error), where string) ([]verify.Problem, error) {
 	var out []verify.Problem
 	for _, p := range l.Resolved() {
-		if p.Version == "" {
+		tags := p.AllTags()
+		if len(tags) == 0 {
 			continue
 		}
 		repo, err := open(p.Source)
 		if err != nil {
 			return nil, err
 		}
-		ref := repo.Reference.Registry + "/" + repo.Reference.Repository + ":" + p.Version
-		desc, err := repo.Resolve(ctx, p.Version)
-		switch {
-		case errors.Is(err, errdef.ErrNotFound):
-			out = append(out, resolveProblem(p.Source, ref, "tag %s no longer exists %s", p.Version, where))
-		case err != nil:
-			return nil, fmt.Errorf("resolving %s: %w", ref, err)
-		case desc.Digest.String() != p.Digest:
-			out = append(out, resolveProblem(p.Source, ref, "tag %s %s now points at %s, the lock has %s", p.Version, where, desc.Digest, p.Digest))
+		for _, t := range tags {
+			ref := repo.Reference.Registry + "/" + repo.Reference.Repository + ":" + t
+			desc, err := repo.Resolve(ctx, t)
+			switch {
+			case errors.Is(err, errdef.ErrNotFound):
+				out = append(out, resolveProblem(p.Source, ref, "tag %s no longer exists %s", t, where))
+			case err != nil:
+				return nil, fmt.Errorf("resolving %s: %w", ref, err)
+			case desc.Digest.String() != p.Digest:
+				out = append(out, resolveProblem(p.Source, ref, "tag %s %s now points at %s, the lock has %s", t, where, desc.Digest, p.Digest))
+			}
 		}
 	}
 	return out, nil

@@ -110,7 +110,9 @@ type Step struct {
 	Source  string `json:"source"`
 	Kind    string `json:"kind"`
 	Version string `json:"version,omitempty"`
-	Digest  string `json:"digest"`
+	// Tags are the other tags of the digest (lock.Package.Tags).
+	Tags   []string `json:"tags,omitempty"`
+	Digest string   `json:"digest"`
 	// Mirror is "MIRROR_REPO@DIGEST", where the package was installed from.
 	Mirror string `json:"mirror"`
 	// Dependencies are the sources this step depends on.
@@ -345,7 +347,7 @@ func build(l *lock.Lock, mirror *relocate.Mapping) (*Plan, map[string]string, er
 	for i, rp := range order {
 		p := l.PackageAt(rp.Source, rp.Descriptor.Digest.String())
 		repo := mirrorRepo(p, mirror)
-		st := Step{Order: i + 1, Source: p.Source, Kind: p.Kind, Version: p.Version, Digest: p.Digest, Mirror: repo + "@" + p.Digest}
+		st := Step{Order: i + 1, Source: p.Source, Kind: p.Kind, Version: p.Version, Tags: p.Tags, Digest: p.Digest, Mirror: repo + "@" + p.Digest}
 		for _, d := range p.Dependencies {
 			target, _, _ := strings.Cut(d.Resolved, "@")
 			if d.Role == "" {
@@ -359,8 +361,8 @@ func build(l *lock.Lock, mirror *relocate.Mapping) (*Plan, map[string]string, er
 		if p.Ref != "" {
 			relocation[p.Ref] = st.Mirror
 		}
-		if p.Version != "" {
-			relocation[p.Source+":"+p.Version] = st.Mirror
+		for _, t := range p.AllTags() {
+			relocation[p.Source+":"+t] = st.Mirror
 		}
 		relocation[p.Source+"@"+p.Digest] = st.Mirror
 		for _, im := range p.Images {
@@ -420,27 +422,34 @@ func fetchStep(ctx context.Context, p *lock.Package, st Step, store *oci.Store, 
 		}
 		return nil, err
 	}
-	// The mirror's tag must still name the locked digest, as ferry verify
-	// requires: a tag moved in the mirror (an older release under a newer
-	// tag) means the mirror and the lock disagree, even though what is
-	// installed is read by digest.
-	if p.Version != "" {
-		desc, err := repo.Resolve(ctx, p.Version)
+	// The mirror's tags (the version and every other tag of the digest,
+	// lock.Package.Tags) must still name the locked digest, as ferry
+	// verify requires: a tag moved in the mirror (an older release under
+	// a newer tag) means the mirror and the lock disagree, even though
+	// what is installed is read by digest. The layout names the root by
+	// each of them.
+	for _, t := range p.AllTags() {
+		desc, err := repo.Resolve(ctx, t)
 		switch {
 		case errors.Is(err, errdef.ErrNotFound):
-			return nil, exitcode.Mismatchf("refusing to install %s: tag %s:%s is missing from the mirror", p.Source, repoName, p.Version)
+			return nil, exitcode.Mismatchf("refusing to install %s: tag %s:%s is missing from the mirror", p.Source, repoName, t)
 		case err != nil:
-			return nil, fmt.Errorf("installing %s: resolving %s:%s: %w", p.Source, repoName, p.Version, err)
+			return nil, fmt.Errorf("installing %s: resolving %s:%s: %w", p.Source, repoName, t, err)
 		case desc.Digest.String() != p.Digest:
-			return nil, exitcode.Mismatchf("refusing to install %s: tag %s:%s points at %s in the mirror, the lock has %s", p.Source, repoName, p.Version, desc.Digest, p.Digest)
+			return nil, exitcode.Mismatchf("refusing to install %s: tag %s:%s points at %s in the mirror, the lock has %s", p.Source, repoName, t, desc.Digest, p.Digest)
 		}
 	}
-	name := repoName + ":" + p.Version
-	if p.Version == "" {
-		name = repoName + ":" + strings.Replace(p.Digest, ":", "-", 1)
+	names := []string{repoName + ":" + strings.Replace(p.Digest, ":", "-", 1)}
+	if tags := p.AllTags(); len(tags) > 0 {
+		names = nil
+		for _, t := range tags {
+			names = append(names, repoName+":"+t)
+		}
 	}
-	if err := store.Tag(ctx, root, name); err != nil {
-		return nil, fmt.Errorf("installing %s: %w", p.Source, err)
+	for _, name := range names {
+		if err := store.Tag(ctx, root, name); err != nil {
+			return nil, fmt.Errorf("installing %s: %w", p.Source, err)
+		}
 	}
 	return nodes, nil
 }

@@ -29,7 +29,10 @@ const (
 type Change struct {
 	// Op is OpReplaced, OpChanged, OpAdded or OpRemoved.
 	Op string `json:"op"`
-	// Kind is "package" or "mixin".
+	// Kind is "package", "tag" or "mixin". A "tag" change is a tag of a
+	// package's digest added or removed (lock.Package.Tags) while the
+	// package stays: Name is the package's source, the versions hold the
+	// tag, the digests what it points at.
 	Kind string `json:"kind"`
 	// Name is a package's source or a mixin's name.
 	Name       string `json:"name"`
@@ -112,6 +115,7 @@ func Diff(a, b *Lock) []Change {
 	am, an := pk(a)
 	bm, bn := pk(b)
 	compare("package", am, bm, an, bn)
+	out = append(out, tagChanges(a, b, am, bm)...)
 	for _, key := range sectionKeys(a, b) {
 		am, an = sectionEntries(a, key)
 		bm, bn = sectionEntries(b, key)
@@ -119,6 +123,65 @@ func Diff(a, b *Lock) []Change {
 	}
 	replaced, others := Replaced(out)
 	return append(replaced, others...)
+}
+
+// tagChanges lists the tags of packages both locks hold (one source at
+// one digest) that one lock has and the other lacks, sorted by source and
+// tag. When each lock holds one package of the source, a version that
+// changed is reported as the package's change, not again as a tag; the
+// tags of a package added or removed go with it.
+func tagChanges(a, b *Lock, am, bm map[string]entry) []Change {
+	type tagged struct {
+		source, digest string
+		tags           map[string]string
+	}
+	tags := func(l *Lock) (map[string]tagged, map[string]int) {
+		m, n := map[string]tagged{}, map[string]int{}
+		for _, p := range l.Resolved() {
+			ts := map[string]string{}
+			for _, t := range p.AllTags() {
+				ts[t] = p.Digest
+			}
+			m[p.Source+"@"+p.Digest] = tagged{p.Source, p.Digest, ts}
+			n[p.Source]++
+		}
+		return m, n
+	}
+	at, an := tags(a)
+	bt, bn := tags(b)
+	var keys []string
+	for k := range at {
+		if _, ok := bt[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var out []Change
+	for _, k := range keys {
+		src := at[k].source
+		old, nw := am[src], bm[src]
+		moved := an[src] == 1 && bn[src] == 1 && old.version != nw.version
+		for _, t := range sortedKeys(at[k].tags) {
+			if _, ok := bt[k].tags[t]; !ok && !(moved && t == old.version) {
+				out = append(out, Change{Op: OpRemoved, Kind: "tag", Name: src, OldVersion: t, OldDigest: at[k].digest})
+			}
+		}
+		for _, t := range sortedKeys(bt[k].tags) {
+			if _, ok := at[k].tags[t]; !ok && !(moved && t == nw.version) {
+				out = append(out, Change{Op: OpAdded, Kind: "tag", Name: src, NewVersion: t, NewDigest: bt[k].digest})
+			}
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // isDigest reports whether s is a digest, not a package's "replaced by

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -55,14 +56,20 @@ type Lock struct {
 
 // Package is one locked package.
 type Package struct {
-	Source    string `yaml:"source" json:"source"`
-	Ref       string `yaml:"ref,omitempty" json:"ref,omitempty"`
-	Kind      string `yaml:"kind,omitempty" json:"kind,omitempty"`
-	Version   string `yaml:"version,omitempty" json:"version,omitempty"`
-	Digest    string `yaml:"digest,omitempty" json:"digest,omitempty"`
-	MediaType string `yaml:"mediaType,omitempty" json:"mediaType,omitempty"`
-	Size      int64  `yaml:"size,omitempty" json:"size,omitempty"`
-	Mirror    string `yaml:"mirror,omitempty" json:"mirror,omitempty"`
+	Source  string `yaml:"source" json:"source"`
+	Ref     string `yaml:"ref,omitempty" json:"ref,omitempty"`
+	Kind    string `yaml:"kind,omitempty" json:"kind,omitempty"`
+	Version string `yaml:"version,omitempty" json:"version,omitempty"`
+	// Tags are the other tags requested for the package's digest, besides
+	// Version, sorted (two roots app:1.0.0 and app:1.0, or a chart's
+	// images nginx:1.25 and nginx:1.25.3, of one digest): each is
+	// mirrored, verified and installed as Version is. Absent in locks
+	// written before ferry kept them.
+	Tags      []string `yaml:"tags,omitempty" json:"tags,omitempty"`
+	Digest    string   `yaml:"digest,omitempty" json:"digest,omitempty"`
+	MediaType string   `yaml:"mediaType,omitempty" json:"mediaType,omitempty"`
+	Size      int64    `yaml:"size,omitempty" json:"size,omitempty"`
+	Mirror    string   `yaml:"mirror,omitempty" json:"mirror,omitempty"`
 	// Attributes are what a package's format records beside the fields
 	// every package has (an xpkg's `crossplane:` version constraint).
 	Attributes   map[string]string `yaml:",inline" json:"attributes,omitempty"`
@@ -256,6 +263,7 @@ func FromGraph(g *resolve.Graph, inputs string) *Lock {
 			Ref:       p.Ref,
 			Kind:      p.Kind,
 			Version:   p.Version,
+			Tags:      p.Tags,
 			Digest:    p.Descriptor.Digest.String(),
 			MediaType: p.Descriptor.MediaType,
 			Size:      p.Descriptor.Size,
@@ -296,6 +304,7 @@ func (l *Lock) sort() {
 		return a.Digest < b.Digest
 	})
 	for i := range l.Packages {
+		l.Packages[i].Tags = sortedTags(l.Packages[i].Version, l.Packages[i].Tags)
 		sigs := l.Packages[i].Signatures
 		sort.SliceStable(sigs, func(i, j int) bool {
 			a, b := sigs[i], sigs[j]
@@ -308,6 +317,34 @@ func (l *Lock) sort() {
 			return a.Digest < b.Digest
 		})
 	}
+}
+
+// sortedTags returns tags sorted, each once, without version; nil when
+// none is left, so that a lock without extra tags has no `tags:` key.
+func sortedTags(version string, tags []string) []string {
+	var out []string
+	for _, t := range tags {
+		if t != "" && t != version && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// AllTags returns every tag of the locked package: Version first, then
+// Tags. It is empty for a package locked by digest alone.
+func (p *Package) AllTags() []string {
+	var out []string
+	if p.Version != "" {
+		out = append(out, p.Version)
+	}
+	for _, t := range p.Tags {
+		if t != "" && t != p.Version && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // versionLess orders two tags of one repository: semver order when both
@@ -384,6 +421,14 @@ func (l *Lock) Validate() error {
 		seen[key] = true
 		if _, err := digest.Parse(p.Digest); err != nil {
 			return fmt.Errorf("package %s: digest %q: %w", p.Source, p.Digest, err)
+		}
+		if len(p.Tags) > 0 && p.Version == "" {
+			return fmt.Errorf("package %s: tags %s without a version", p.Source, strings.Join(p.Tags, ", "))
+		}
+		for _, t := range p.Tags {
+			if t == "" || t == p.Version {
+				return fmt.Errorf("package %s: tags: %q repeats the version or is empty", p.Source, t)
+			}
 		}
 		for _, im := range p.Images {
 			if _, err := digest.Parse(im.Digest); err != nil {
@@ -592,7 +637,14 @@ func (l *Lock) Resolved() []*Package {
 func (l *Lock) Locked() map[string][]resolve.Locked {
 	out := map[string][]resolve.Locked{}
 	for _, p := range l.Resolved() {
-		out[p.Source] = append(out[p.Source], resolve.Locked{Version: p.Version, Digest: digest.Digest(p.Digest)})
+		// Every tag of the digest is a version to keep: a request by an
+		// extra tag keeps the locked digest as one by Version does.
+		for _, t := range p.AllTags() {
+			out[p.Source] = append(out[p.Source], resolve.Locked{Version: t, Digest: digest.Digest(p.Digest)})
+		}
+		if p.Version == "" {
+			out[p.Source] = append(out[p.Source], resolve.Locked{Digest: digest.Digest(p.Digest)})
+		}
 	}
 	return out
 }
@@ -632,7 +684,7 @@ func (l *Lock) Graph() *resolve.Graph {
 			continue
 		}
 		rp := &resolve.Package{
-			ID: resolve.PackageID(p.Source, p.Digest, versions[p.Source]), Source: p.Source, Ref: p.Ref, Kind: p.Kind, Version: p.Version,
+			ID: resolve.PackageID(p.Source, p.Digest, versions[p.Source]), Source: p.Source, Ref: p.Ref, Kind: p.Kind, Version: p.Version, Tags: p.Tags,
 			Descriptor: p.Descriptor(), Replaces: p.Replaces,
 			Meta: &format.Metadata{Kind: p.Kind, Attributes: p.Attributes},
 		}

@@ -36,10 +36,10 @@ const (
 // An archive is a tar of an OCI image layout holding every package of a
 // lock (whole graphs by digest, with the signatures of every manifest of
 // each graph) and the lock itself as ferry.lock. Each package is named in
-// index.json by SOURCE:TAG (or SOURCE@DIGEST when it has no tag), each
-// cosign signature, attestation or SBOM by SOURCE:sha256-HEX.sig (.att,
-// .sbom); OCI referrers are kept untagged in index.json and found again
-// through their subject field.
+// index.json by SOURCE:TAG for each of its tags (or SOURCE@DIGEST when it
+// has no tag), each cosign signature, attestation or SBOM by
+// SOURCE:sha256-HEX.sig (.att, .sbom); OCI referrers are kept untagged in
+// index.json and found again through their subject field.
 
 // archiveRef names a tag of p's repository inside an archive.
 func archiveRef(p *lock.Package, tag string) string { return p.Source + ":" + tag }
@@ -50,6 +50,17 @@ func archiveName(p *lock.Package) string {
 		return archiveRef(p, p.Version)
 	}
 	return p.Source + "@" + p.Digest
+}
+
+// archiveNames are every name of p's root manifest inside an archive:
+// archiveName, then SOURCE:TAG for each other tag of the digest
+// (lock.Package.Tags), which an import pushes as tags too.
+func archiveNames(p *lock.Package) []string {
+	out := []string{archiveName(p)}
+	for _, t := range p.Tags {
+		out = append(out, archiveRef(p, t))
+	}
+	return out
 }
 
 // ToArchive writes every resolved package of l, and l, into a tar archive
@@ -173,14 +184,19 @@ func archivePackage(ctx context.Context, p *lock.Package, store *oci.Store, opts
 		return nil, err
 	}
 	defer led.release(p.Source)
-	res := &PackageResult{Source: p.Source, Mirror: archiveName(p), Digest: p.Digest, Tag: p.Version, Nodes: NewNodes()}
+	res := &PackageResult{Source: p.Source, Mirror: archiveName(p), Digest: p.Digest, Tag: p.Version, Tags: p.Tags, Nodes: NewNodes()}
 	cp := copier{
 		src: repo, srcRef: repoTag, dst: store, dstName: p.Source, conc: opts.Concurrency, led: led, retry: opts.Retry, rep: opts.Reporter,
 		tag: func(ctx context.Context, desc ocispec.Descriptor, tag string) error {
 			return store.Tag(ctx, desc, archiveRef(p, tag))
 		},
 		tagRoot: func(ctx context.Context, root ocispec.Descriptor) error {
-			return store.Tag(ctx, root, archiveName(p))
+			for _, name := range archiveNames(p) {
+				if err := store.Tag(ctx, root, name); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
 	if err := copyTree(ctx, cp, p, res); err != nil {
@@ -398,7 +414,9 @@ func notImported(ctx context.Context, store *oci.ReadOnlyStore, pkgs []*lock.Pac
 	}
 	used := map[string]bool{}
 	for _, p := range pkgs {
-		used[archiveName(p)] = true
+		for _, name := range archiveNames(p) {
+			used[name] = true
+		}
 	}
 	for _, r := range results {
 		for _, n := range r.seen {

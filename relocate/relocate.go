@@ -74,13 +74,15 @@ func (o Options) origin(p *lock.Package) string {
 
 // PackageResult reports one package's copy.
 type PackageResult struct {
-	Source  string `json:"source"`
-	Mirror  string `json:"mirror"`
-	Digest  string `json:"digest"`
-	Tag     string `json:"version,omitempty"` // the locked version: `version`, as in every report
-	Copied  int64  `json:"copied"`
-	Mounted int64  `json:"mounted"`
-	Skipped int64  `json:"skipped"`
+	Source string `json:"source"`
+	Mirror string `json:"mirror"`
+	Digest string `json:"digest"`
+	Tag    string `json:"version,omitempty"` // the locked version: `version`, as in every report
+	// Tags are the other tags of the digest pushed with it (lock.Package.Tags).
+	Tags    []string `json:"tags,omitempty"`
+	Copied  int64    `json:"copied"`
+	Mounted int64    `json:"mounted"`
+	Skipped int64    `json:"skipped"`
 	// Bytes counts bytes sent to the mirror (mounted blobs are not sent).
 	Bytes int64 `json:"bytes"`
 	// Signatures are the cosign tags (sha256-HEX.sig, .att, .sbom) copied,
@@ -179,7 +181,7 @@ func copyFrom(ctx context.Context, src origin, ref originRef, p *lock.Package, o
 		return nil, err
 	}
 	defer led.release(dstName)
-	res := &PackageResult{Source: p.Source, Mirror: dstName, Digest: p.Digest, Tag: p.Version, Nodes: NewNodes()}
+	res := &PackageResult{Source: p.Source, Mirror: dstName, Digest: p.Digest, Tag: p.Version, Tags: p.Tags, Nodes: NewNodes()}
 	st := led.repoState(ctx, dstName, dst)
 	cp := copier{
 		src: src, srcRef: ref, dst: dst, dstName: dstName, conc: opts.Concurrency, led: led, retry: opts.Retry, rep: opts.Reporter,
@@ -191,7 +193,7 @@ func copyFrom(ctx context.Context, src origin, ref originRef, p *lock.Package, o
 	if err := copyTree(ctx, cp, p, res); err != nil {
 		return nil, err
 	}
-	if st.untagged && p.Version != "" {
+	if st.untagged && len(p.AllTags()) > 0 {
 		// The repository holds a tag now: the next run lists it.
 		led.journal.end(dstName)
 	}
@@ -239,6 +241,15 @@ func copyTree(ctx context.Context, cp copier, p *lock.Package, res *PackageResul
 	} else if p.Version != "" && !tagged {
 		if err := cp.tag(ctx, root, p.Version); err != nil {
 			return fmt.Errorf("tagging %s:%s: %w", res.Mirror, p.Version, err)
+		}
+	}
+	// Every other tag requested for the digest (lock.Package.Tags) points
+	// at the root too: a pull by any of them finds the mirror.
+	if cp.tagRoot == nil {
+		for _, t := range p.Tags {
+			if err := cp.tag(ctx, root, t); err != nil {
+				return fmt.Errorf("tagging %s:%s: %w", res.Mirror, t, err)
+			}
 		}
 	}
 	found, err := cp.attached(ctx, p, manifests.sorted(), tags)

@@ -38,6 +38,12 @@ type Package struct {
 	Kind string
 	// Version is the tag chosen, or empty for a digest-only pin.
 	Version string
+	// Tags are the other tags requested for the package's digest, besides
+	// Version, sorted: two requests by different tags (two roots
+	// app:1.0.0 and app:1.0, or a chart's images nginx:1.25 and
+	// nginx:1.25.3) that resolve to one digest are one package, and every
+	// tag asked for is locked and mirrored.
+	Tags []string
 	// Descriptor is the package's root manifest.
 	Descriptor ocispec.Descriptor
 	// Meta is what the package's format reader found.
@@ -115,6 +121,26 @@ func (p *Package) Label() string {
 		return p.Source + ":" + p.Version
 	}
 	return p.Source + "@" + p.Descriptor.Digest.String()
+}
+
+// AllTags returns every tag of the package: Version first, then Tags.
+// It is empty for a digest-only pin.
+func (p *Package) AllTags() []string {
+	return allTags(p.Version, p.Tags)
+}
+
+// allTags returns version followed by tags, leaving out empty ones.
+func allTags(version string, tags []string) []string {
+	var out []string
+	if version != "" {
+		out = append(out, version)
+	}
+	for _, t := range tags {
+		if t != "" && t != version {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Pinned returns "SOURCE[:VERSION]@DIGEST".

@@ -62,6 +62,7 @@ type PackageReport struct {
 	Ref          string         `json:"ref,omitempty"`
 	Kind         string         `json:"kind"`
 	Version      string         `json:"version,omitempty"`
+	Tags         []string       `json:"tags,omitempty"`
 	Digest       string         `json:"digest"`
 	MediaType    string         `json:"mediaType"`
 	Size         int64          `json:"size"`
@@ -94,7 +95,7 @@ func (g *Graph) Report() GraphReport {
 	for _, s := range g.Sources() {
 		p := g.Packages[s]
 		pr := PackageReport{
-			Source: p.Source, Ref: p.Ref, Kind: p.Kind, Version: p.Version,
+			Source: p.Source, Ref: p.Ref, Kind: p.Kind, Version: p.Version, Tags: p.Tags,
 			Digest: p.Descriptor.Digest.String(), MediaType: p.Descriptor.MediaType, Size: p.Descriptor.Size,
 			Replaces: p.Replaces,
 		}

@@ -239,6 +239,9 @@ func (rs *roundState) addPackage(res levelResult) ([]string, error) {
 // finish turns the round's nodes into the graph: nodes that chose the
 // same digest of one source become one package, identified by its source
 // when the source has one package in the closure, else by SOURCE@DIGEST.
+// The package keeps the first node's version (the first tag, when the
+// first node pinned a digest without one) and every other node's tag in
+// Tags, so that no tag asked for is lost.
 func (rs *roundState) finish(rootKeys []string) (*Graph, error) {
 	g := rs.graph
 	digests := map[string][]string{}
@@ -254,12 +257,16 @@ func (rs *roundState) finish(rootKeys []string) (*Graph, error) {
 		p := rs.nodes[key]
 		id := PackageID(p.Source, p.Descriptor.Digest.String(), len(digests[p.Source]))
 		ids[key] = id
-		if _, ok := g.Packages[id]; !ok {
-			p.ID = id
-			g.Packages[id] = p
-			for _, w := range p.Meta.Warnings {
-				g.Warnings = append(g.Warnings, p.Label()+": "+w)
-			}
+		if first, ok := g.Packages[id]; ok {
+			// Another request of the same digest by another tag: the
+			// package keeps every tag asked for.
+			first.addTag(p.Version)
+			continue
+		}
+		p.ID = id
+		g.Packages[id] = p
+		for _, w := range p.Meta.Warnings {
+			g.Warnings = append(g.Warnings, p.Label()+": "+w)
 		}
 	}
 	for _, p := range g.Packages {
@@ -305,6 +312,19 @@ func (rs *roundState) finish(rootKeys []string) (*Graph, error) {
 		return nil, errors.Join(errs...)
 	}
 	return g, nil
+}
+
+// addTag records tag, requested for p's digest, on p: as its Version when
+// it has none, else in Tags (sorted, each once).
+func (p *Package) addTag(tag string) {
+	switch {
+	case tag == "" || tag == p.Version || slices.Contains(p.Tags, tag):
+	case p.Version == "":
+		p.Version = tag
+	default:
+		p.Tags = append(p.Tags, tag)
+		sort.Strings(p.Tags)
+	}
 }
 
 func checkReplaceCycles(pkg, user map[string]string) error {

@@ -274,16 +274,18 @@ func (c *checker) checkPackage(ctx context.Context, p *lock.Package) error {
 			}
 		}
 	}
-	if p.Version != "" {
-		ref := repoName + ":" + p.Version
-		desc, err := repo.Resolve(ctx, p.Version)
+	// The version and every other tag of the digest (lock.Package.Tags)
+	// must point at it: a pull by any of them reads the mirror.
+	for _, t := range p.AllTags() {
+		ref := repoName + ":" + t
+		desc, err := repo.Resolve(ctx, t)
 		switch {
 		case errors.Is(err, errdef.ErrNotFound):
-			c.problem(ref, ProblemTag, "tag %s is missing from the mirror", p.Version)
+			c.problem(ref, ProblemTag, "tag %s is missing from the mirror", t)
 		case err != nil:
 			return fmt.Errorf("resolving %s: %w", ref, err)
 		case desc.Digest != root.Digest:
-			c.problem(ref, ProblemTag, "tag %s points at %s, the lock has %s", p.Version, desc.Digest, root.Digest)
+			c.problem(ref, ProblemTag, "tag %s points at %s, the lock has %s", t, desc.Digest, root.Digest)
 		}
 	}
 	findings, verified, err := trust.CheckMirror(ctx, repo, repoName, p, c.opts.Trust)

@@ -29,7 +29,9 @@ func newDiffCmd(g *globalFlags) *cobra.Command {
 		Short: "Show what changed between two locks",
 		Long: `Diff lists packages and mixins added, removed, or changed in version or
 digest between two locks, one per line: "+ added", "- removed",
-"~ changed".
+"~ changed". A tag of a package's digest added or removed while the
+package stays (two tags of one digest, both locked) is listed as
+"+ tag SOURCE TAG DIGEST" or "- tag SOURCE TAG DIGEST".
 
 A digest that changed while the version stayed the same is listed first,
 as "! REPLACED": the content behind a version was swapped (a tag moved to

@@ -137,6 +137,7 @@ type installStep struct {
 	Source       string   `json:"source"`
 	Kind         string   `json:"kind"`
 	Version      string   `json:"version,omitempty"`
+	Tags         []string `json:"tags,omitempty"`
 	Digest       string   `json:"digest"`
 	Mirror       string   `json:"mirror"`
 	Dependencies []string `json:"dependencies,omitempty"`
@@ -150,7 +151,7 @@ func newInstallJSON(l *lock.Lock, dest string, plan *install.Plan, porterHome st
 		out.Inputs = plan.Inputs
 		for _, st := range plan.Steps {
 			repo, _ := splitMirror(st.Mirror)
-			out.Packages = append(out.Packages, installStep{Order: st.Order, Source: st.Source, Kind: st.Kind, Version: st.Version, Digest: st.Digest, Mirror: repo, Dependencies: st.Dependencies})
+			out.Packages = append(out.Packages, installStep{Order: st.Order, Source: st.Source, Kind: st.Kind, Version: st.Version, Tags: st.Tags, Digest: st.Digest, Mirror: repo, Dependencies: st.Dependencies})
 		}
 	}
 	if ph != nil {
