@@ -10,6 +10,7 @@ import (
 
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/ociref"
+	"github.com/ferryhq/ferry/redact"
 	"github.com/ferryhq/ferry/sizecap"
 )
 
@@ -199,7 +200,7 @@ func joinRepo(repoURL, name string) (string, error) {
 	ref := strings.TrimSuffix(strings.TrimPrefix(repoURL, ociref.OCIScheme), "/") + "/" + name
 	r, err := ociref.Parse(ref)
 	if err != nil {
-		return "", fmt.Errorf("chart %s in repository %s: %w", name, repoURL, err)
+		return "", fmt.Errorf("chart %s in repository %s: %w", name, redact.String(repoURL), err)
 	}
 	return r.String(), nil
 }

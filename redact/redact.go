@@ -84,6 +84,11 @@ func userinfo(s string) string {
 // the word's start. Words such as "repo@sha256:…" or "ref@^1.2" are left
 // alone: no host, or a digest, follows their '@'.
 func word(w string) string {
+	// Punctuation a message puts after a URL ("… in repository
+	// https://u:p@host: …") is not part of it.
+	if t := strings.TrimRight(w, ":.!?"); t != w && t != "" {
+		return word(t) + w[len(t):]
+	}
 	at := strings.LastIndexByte(w, '@')
 	for at >= 0 && digestRE.MatchString(w[at+1:]) {
 		at = strings.LastIndexByte(w[:at], '@')

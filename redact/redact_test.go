@@ -27,6 +27,8 @@ func TestString(t *testing.T) {
 		{"password with slash and at", "u:a/b@" + pw + "@r.io/a:v1", "REDACTED@r.io/a:v1"},
 		{"url", "GET https://user:" + pw + "@feed.example.com/atom.xml: 404", "GET https://REDACTED@feed.example.com/atom.xml: 404"},
 		{"url without path", "(https://user:" + pw + "@feed.example.com)", "(https://REDACTED@feed.example.com)"},
+		{"url before a colon", "chart x in repository https://u:" + pw + "@charts.example.com: bad", "chart x in repository https://REDACTED@charts.example.com: bad"},
+		{"url ending a sentence", "see https://u:" + pw + "@charts.example.com/x.", "see https://REDACTED@charts.example.com/x."},
 		{"url after key", "url=http://u:" + pw + "@h:8080/x", "url=http://REDACTED@h:8080/x"},
 		{"flag value", "--to=u:" + pw + "@r.io/mirror: bad", "--to=REDACTED@r.io/mirror: bad"},
 		{"several", "a u:" + pw + "@r.io/x and https://v:" + pw + "@h/y", "a REDACTED@r.io/x and https://REDACTED@h/y"},

@@ -392,6 +392,9 @@ func TestHelmBadInput(t *testing.T) {
 		{"not a chart", "ref: oci://" + charts + "/notchart:1.0.0", 1, []string{"notchart", "not a chart"}},
 		{"malformed index", "repo: " + bad.srv.URL + "\n    name: web", 1, []string{bad.srv.URL, "index.yaml"}},
 		{"index digest mismatch", "repo: " + w.repo.srv.URL + "\n    name: tampered", 3, []string{"tampered", "1.0.0", "digest"}},
+		// Credentials in a repository URL are refused and never printed
+		// (the check below looks for the password).
+		{"credentials in a repository URL", "repo: https://ada:s3cr3t-pw@charts.example.com\n    name: web", 2, []string{"REDACTED@charts.example.com", "credentials"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := clitest.New(t)
@@ -405,7 +408,10 @@ func TestHelmBadInput(t *testing.T) {
 			} else {
 				env.WriteFile("ferry.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\ncharts:\n  - "+tc.chart+"\n")
 			}
-			env.Expect(tc.code, args, tc.want...)
+			r := env.Expect(tc.code, args, tc.want...)
+			if strings.Contains(r.Stdout+r.Stderr, "s3cr3t-pw") {
+				t.Errorf("a credential was printed:\n%s", r.Stdout+r.Stderr)
+			}
 			if _, err := os.Stat(env.Path("ferry.lock")); err == nil {
 				t.Error("a lock was written")
 			}
