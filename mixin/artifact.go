@@ -18,7 +18,9 @@ import (
 	"oras.land/oras-go/v2/content/memory"
 	"oras.land/oras-go/v2/errdef"
 
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/relocate"
 )
 
 // ArtifactType is the artifactType of a mirrored mixin version.
@@ -55,7 +57,13 @@ func Tag(version string) (string, error) {
 // is reproducible, so pushing the same content again changes nothing. It
 // returns the manifest's descriptor; the caller records
 // REPO@DIGEST as locked.Mirror.
-func Push(ctx context.Context, target oras.Target, locked *Locked, dir string) (ocispec.Descriptor, error) {
+//
+// Every write goes through the retrying path packages' blobs take
+// (relocate.RetryingTarget, client.RetryPolicy): a push that fails with a
+// transient error is tried again within policy, its content re-read from
+// the file (or the packed manifest); the zero policy is
+// client.DefaultRetryPolicy.
+func Push(ctx context.Context, target oras.Target, locked *Locked, dir string, policy client.RetryPolicy) (ocispec.Descriptor, error) {
 	if err := locked.Validate(); err != nil {
 		return ocispec.Descriptor{}, err
 	}
@@ -73,7 +81,7 @@ func Push(ctx context.Context, target oras.Target, locked *Locked, dir string) (
 			Size:        b.Size,
 			Annotations: map[string]string{ocispec.AnnotationTitle: k},
 		}
-		if err := pushFile(ctx, target, desc, filepath.Join(dir, k), what+": "+k); err != nil {
+		if err := pushFile(ctx, target, desc, filepath.Join(dir, k), what+": "+k, policy); err != nil {
 			return ocispec.Descriptor{}, err
 		}
 		layers = append(layers, desc)
@@ -90,14 +98,11 @@ func Push(ctx context.Context, target oras.Target, locked *Locked, dir string) (
 	}
 	// The layers are in the target already; CopyGraph sends the empty
 	// config and the manifest unless the target has them.
-	if err := oras.CopyGraph(ctx, packed, target, desc, oras.DefaultCopyGraphOptions); err != nil {
+	if err := oras.CopyGraph(ctx, packed, relocate.RetryingTarget(target, packed, policy), desc, oras.DefaultCopyGraphOptions); err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("%s: pushing manifest: %w", what, err)
 	}
-	// A re-run leaves a tag that already points at the artifact alone.
-	if cur, err := target.Resolve(ctx, tag); err != nil || cur.Digest != desc.Digest {
-		if err := target.Tag(ctx, desc, tag); err != nil {
-			return ocispec.Descriptor{}, fmt.Errorf("%s: tagging %s: %w", what, tag, err)
-		}
+	if err := tagRetrying(ctx, target, desc, tag, policy); err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("%s: %w", what, err)
 	}
 	return ocispec.Descriptor{MediaType: desc.MediaType, ArtifactType: desc.ArtifactType, Digest: desc.Digest, Size: desc.Size}, nil
 }
@@ -105,7 +110,7 @@ func Push(ctx context.Context, target oras.Target, locked *Locked, dir string) (
 // pushFile pushes the file at p as desc unless target already has it. The
 // file is hashed first so that a file that differs from the lock is named
 // clearly instead of being refused by the registry.
-func pushFile(ctx context.Context, target oras.Target, desc ocispec.Descriptor, p, what string) error {
+func pushFile(ctx context.Context, target oras.Target, desc ocispec.Descriptor, p, what string, policy client.RetryPolicy) error {
 	exists, err := target.Exists(ctx, desc)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
@@ -122,13 +127,36 @@ func pushFile(ctx context.Context, target oras.Target, desc ocispec.Descriptor, 
 	if err := verifyReader(f, what, want); err != nil {
 		return err
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if err := target.Push(ctx, desc, f); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
+	// Each try streams the file from its start: a failed upload's body
+	// cannot be replayed.
+	err = policy.Do(ctx, "pushing "+desc.Digest.String(), func() error {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		err := target.Push(ctx, desc, struct{ io.Reader }{f})
+		if errors.Is(err, errdef.ErrAlreadyExists) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("%s: pushing %s: %w", what, desc.Digest, err)
 	}
 	return nil
+}
+
+// tagRetrying tags desc as tag in target unless the tag already points at
+// it (a re-run), retrying a transient failure within policy.
+func tagRetrying(ctx context.Context, target oras.Target, desc ocispec.Descriptor, tag string, policy client.RetryPolicy) error {
+	return policy.Do(ctx, "tagging "+tag, func() error {
+		if cur, err := target.Resolve(ctx, tag); err == nil && cur.Digest == desc.Digest {
+			return nil
+		}
+		if err := target.Tag(ctx, desc, tag); err != nil {
+			return fmt.Errorf("tagging %s: %w", tag, err)
+		}
+		return nil
+	})
 }
 
 // verifyReader reads r to its end and checks it against want.

@@ -24,6 +24,7 @@ import (
 	"oras.land/oras-go/v2/content/file"
 	"oras.land/oras-go/v2/registry/remote"
 
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/mixin/mixintest"
@@ -103,7 +104,7 @@ func TestEndToEnd(t *testing.T) {
 	root.Store(&reg.Root)
 	repoName := reg.Host + "/mirror/porter-mixins/exec"
 	repo := registrytest.Repository(t, c, repoName)
-	desc, err := Push(ctx, repo, locked, dir)
+	desc, err := Push(ctx, repo, locked, dir, client.RetryPolicy{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func TestEndToEnd(t *testing.T) {
 
 	// Re-pushing is a no-op: same digest, no blob uploaded.
 	reg.Reset()
-	desc2, err := Push(ctx, repo, locked, dir)
+	desc2, err := Push(ctx, repo, locked, dir, client.RetryPolicy{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestEndToEnd(t *testing.T) {
 	if got := strings.Join(helm.Keys(), " "); got != "helm3-darwin-arm64 helm3-linux-amd64" || helm.Version != "v1.2.3" {
 		t.Fatalf("helm3 %s binaries %q", helm.Version, got)
 	}
-	if _, err := Push(ctx, registrytest.Repository(t, c, reg.Host+"/mirror/porter-mixins/helm3"), helm, helmDir); err != nil {
+	if _, err := Push(ctx, registrytest.Repository(t, c, reg.Host+"/mirror/porter-mixins/helm3"), helm, helmDir, client.RetryPolicy{}); err != nil {
 		t.Fatal(err)
 	}
 	// Another version of exec, so the served feed has a choice to make.
@@ -170,7 +171,7 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Push(ctx, repo, old, oldDir); err != nil {
+	if _, err := Push(ctx, repo, old, oldDir, client.RetryPolicy{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -219,7 +220,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A repository elsewhere in the registry is not served.
-	if _, err := Push(ctx, registrytest.Repository(t, c, reg.Host+"/elsewhere/exec"), old, oldDir); err != nil {
+	if _, err := Push(ctx, registrytest.Repository(t, c, reg.Host+"/elsewhere/exec"), old, oldDir, client.RetryPolicy{}); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(NewHandler(&RegistryStore{Registry: regClient, Prefix: "mirror"}))
@@ -553,7 +554,7 @@ func TestInstallBadInput(t *testing.T) {
 			partial.Binaries[k] = b
 		}
 	}
-	if _, err := Push(ctx, repo, &partial, dir); err != nil {
+	if _, err := Push(ctx, repo, &partial, dir, client.RetryPolicy{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -623,7 +624,7 @@ func TestInstallBadInput(t *testing.T) {
 			}
 		}
 		// A fresh repository, so no blob is skipped as existing.
-		_, err := Push(ctx, registrytest.Repository(t, c, reg.Host+"/other/porter-mixins/exec"), &swapped, bad)
+		_, err := Push(ctx, registrytest.Repository(t, c, reg.Host+"/other/porter-mixins/exec"), &swapped, bad, client.RetryPolicy{})
 		if err == nil || !strings.Contains(err.Error(), "exec-linux-amd64 does not match ferry.lock") || exitcode.Of(err) != exitcode.Mismatch {
 			t.Fatalf("err = %v", err)
 		}

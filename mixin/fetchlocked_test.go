@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/mixin/mixintest"
@@ -128,7 +129,7 @@ func TestRegistryStoreAnyPrefix(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Push(ctx, registrytest.Repository(t, c, reg.Host+"/"+repo), l, dir); err != nil {
+		if _, err := Push(ctx, registrytest.Repository(t, c, reg.Host+"/"+repo), l, dir, client.RetryPolicy{}); err != nil {
 			t.Fatal(err)
 		}
 		return l

@@ -61,7 +61,7 @@ func TestMirrorHandlerBehindAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Push(ctx, repo, locked, bins); err != nil {
+	if _, err := Push(ctx, repo, locked, bins, client.RetryPolicy{}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -52,7 +52,7 @@ func (Format) Promote(ctx context.Context, run *ferry.Run, l *lock.Lock, from *r
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
-		desc, err := Push(ctx, dst, m, sub)
+		desc, err := Push(ctx, dst, m, sub, run.Client.RetryPolicy())
 		if err != nil {
 			return nil, fmt.Errorf("mirroring %s to %s: %w", what, dstName, err)
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/opencontainers/go-digest"
 
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/mixin/mixintest"
 )
@@ -45,7 +46,7 @@ func TestLockedStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Push(ctx, repo, l, dir); err != nil {
+		if _, err := Push(ctx, repo, l, dir, client.RetryPolicy{}); err != nil {
 			t.Fatal(err)
 		}
 		return l

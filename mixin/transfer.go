@@ -88,7 +88,7 @@ func (b *batch) Push(ctx context.Context, to relocate.Mapping) ([]ferry.Moved, e
 		if err != nil {
 			return nil, fmt.Errorf("mixin %s %s: %w", m.Name, m.Version, err)
 		}
-		desc, err := Push(ctx, repo, m, b.subs[i])
+		desc, err := Push(ctx, repo, m, b.subs[i], b.client.RetryPolicy())
 		if err != nil {
 			return nil, fmt.Errorf("mirroring mixin %s %s to %s: %w", m.Name, m.Version, repoName, err)
 		}
@@ -132,7 +132,7 @@ func (t namedTarget) Tag(ctx context.Context, desc ocispec.Descriptor, ref strin
 func (b *batch) Archive(ctx context.Context, store *oci.Store) error {
 	for i := range b.locked {
 		m := &b.locked[i]
-		if _, err := Push(ctx, namedTarget{Store: store, name: m.Name}, m, b.subs[i]); err != nil {
+		if _, err := Push(ctx, namedTarget{Store: store, name: m.Name}, m, b.subs[i], client.RetryPolicy{Attempts: 1}); err != nil {
 			return fmt.Errorf("archiving mixin %s %s: %w", m.Name, m.Version, err)
 		}
 	}
@@ -170,7 +170,12 @@ func (Format) Import(ctx context.Context, run *ferry.Run, store *oci.ReadOnlySto
 		if err != nil {
 			return nil, err
 		}
-		if _, err := oras.Copy(ctx, store, archiveName(m.Name, tag), repo, tag, oras.CopyOptions{}); err != nil {
+		// The retrying path every registry write takes.
+		policy := run.Client.RetryPolicy()
+		if err := oras.CopyGraph(ctx, store, relocate.RetryingTarget(repo, store, policy), desc, oras.DefaultCopyGraphOptions); err != nil {
+			return nil, fmt.Errorf("importing mixin %s %s into %s: %w", m.Name, m.Version, repoName, err)
+		}
+		if err := tagRetrying(ctx, repo, desc, tag, policy); err != nil {
 			return nil, fmt.Errorf("importing mixin %s %s into %s: %w", m.Name, m.Version, repoName, err)
 		}
 		m.Mirror = repoName + "@" + desc.Digest.String()

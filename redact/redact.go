@@ -23,7 +23,7 @@ var (
 	// that never went through the client is cleaned the same way.
 	authHdrRE  = regexp.MustCompile(`(?i)(authorization:?\s*(?:basic|bearer)\s+)[^\s"]+`)
 	jwtRE      = regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
-	secretKVRE = regexp.MustCompile(`(?i)\b(password|passwd|secret|token|access_token|refresh_token|identitytoken|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|signature|sig)=[^&\s"]+`)
+	secretKVRE = regexp.MustCompile(`(?i)\b(password|passwd|secret|token|access_token|refresh_token|identitytoken|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|signature|sig|_state)=[^&\s"]+`)
 	// schemeRE finds a URL scheme inside a word.
 	schemeRE = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://`)
 	// hostRE matches what follows userinfo: a host name or address with

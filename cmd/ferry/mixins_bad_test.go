@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/mixin/mixintest"
@@ -261,7 +262,7 @@ func TestMixinsMirrorProblems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := mixin.Push(ctx, repo, &partial, dir); err != nil {
+	if _, err := mixin.Push(ctx, repo, &partial, dir, client.RetryPolicy{}); err != nil {
 		t.Fatal(err)
 	}
 	unmirrored := *l

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/internal/clitest"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/mixin"
@@ -60,7 +61,7 @@ platforms: [linux/amd64]
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := mixin.Push(ctx, repo, m, dir); err != nil {
+		if _, err := mixin.Push(ctx, repo, m, dir, client.RetryPolicy{}); err != nil {
 			t.Fatal(err)
 		}
 		return m
