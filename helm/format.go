@@ -3,10 +3,12 @@ package helm
 import (
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/mirrorset"
@@ -88,6 +90,17 @@ func chartName(c ChartRoot) string {
 	if c.Name != "" {
 		return c.Name
 	}
+	if c.Path != "" {
+		if ch, err := loader.Load(c.Path); err == nil && ch.Metadata != nil {
+			return ch.Name()
+		}
+		if strings.EqualFold(filepath.Base(c.Path), "Chart.yaml") {
+			if ch, err := loader.Load(filepath.Dir(c.Path)); err == nil && ch.Metadata != nil {
+				return ch.Name()
+			}
+		}
+		return filepath.Base(c.Path)
+	}
 	r, err := ociref.ParseNormalized(c.Ref, "")
 	if err != nil {
 		return c.Ref
@@ -100,13 +113,24 @@ func chartName(c ChartRoot) string {
 // tag, as Helm pulls it without listing tags
 // (helm's internal/resolver/resolver.go: "Use an explicit version,
 // otherwise search for tags").
-func (Format) SectionRoots(m *mirrorset.MirrorSet) ([]mirrorset.Package, error) {
+//
+// A `path:` entry is a local chart, read as a chart given as ROOT is
+// (ReadInput, with m's settings): its dependencies and images are roots.
+func (f Format) SectionRoots(m *mirrorset.MirrorSet) ([]mirrorset.Package, error) {
 	s, err := settingsOf(m)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]mirrorset.Package, 0, len(s.Charts))
 	for i, c := range s.Charts {
+		if c.Path != "" {
+			local, err := f.readLocal(c.Path, m)
+			if err != nil {
+				return nil, fmt.Errorf("%s[%d]: %s: %w", KeyCharts, i, c.Path, err)
+			}
+			out = append(out, local.Packages...)
+			continue
+		}
 		ref, err := s.chartRef(c)
 		if err != nil {
 			return nil, fmt.Errorf("%s[%d]: %w", KeyCharts, i, err)

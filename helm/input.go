@@ -15,6 +15,7 @@ import (
 
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/mirrorset"
+	"github.com/ferryhq/ferry/sizecap"
 )
 
 // ReadInput reads a local chart given as ROOT, the CI case of a chart
@@ -60,6 +61,29 @@ func (f Format) ReadInput(path string, data []byte, settings *mirrorset.MirrorSe
 		}
 	}
 	return m, true, nil
+}
+
+// readLocal reads the local chart at path (a directory, Chart.yaml or a
+// .tgz) as ReadInput reads a chart given as ROOT, with settings' sections.
+func (f Format) readLocal(path string, settings *mirrorset.MirrorSet) (*mirrorset.MirrorSet, error) {
+	var data []byte
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		if data, err = sizecap.ReadFile(path, mirrorset.MaxFileSize); err != nil {
+			return nil, err
+		}
+	}
+	m, ok, err := f.ReadInput(path, data, settings)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("not a chart: want a chart directory, its Chart.yaml or a packaged .tgz")
+	}
+	return m, nil
 }
 
 // chartInput reports whether path (with its data; nil for a directory)

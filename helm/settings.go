@@ -35,6 +35,10 @@ type ChartRoot struct {
 	Repo string `yaml:"repo,omitempty"`
 	// Name is the chart's name in Repo.
 	Name string `yaml:"name,omitempty"`
+	// Path is a local chart (a chart directory, its Chart.yaml or a
+	// packaged .tgz), relative to the working directory, read as a chart
+	// given as ROOT is: its dependencies and images are roots.
+	Path string `yaml:"path,omitempty"`
 	// Version is a version or a range, as Chart.yaml's dependencies
 	// write them.
 	Version string `yaml:"version,omitempty"`
@@ -89,18 +93,26 @@ func settingsOf(m *mirrorset.MirrorSet) (Settings, error) {
 	for i, c := range s.Charts {
 		where := fmt.Sprintf("%s[%d]", KeyCharts, i)
 		switch {
+		case c.Path != "" && (c.Ref != "" || c.Repo != "" || c.Name != "" || c.Version != ""):
+			return s, fmt.Errorf("%s: give either path (a local chart) or ref or repo and name, not both", where)
+		case c.Path != "":
+			if _, err := os.Stat(c.Path); err != nil {
+				return s, fmt.Errorf("%s: local chart %s: %w", where, c.Path, err)
+			}
 		case c.Ref != "" && (c.Repo != "" || c.Name != ""):
 			return s, fmt.Errorf("%s: give either ref (an OCI chart) or repo and name (a chart in a classic repository), not both", where)
 		case c.Ref == "" && (c.Repo == "" || c.Name == ""):
-			return s, fmt.Errorf("%s: give ref (an OCI chart) or repo and name (a chart in a classic repository)", where)
+			return s, fmt.Errorf("%s: give ref (an OCI chart), repo and name (a chart in a classic repository) or path (a local chart)", where)
 		}
 		if c.Version != "" && !strings.HasPrefix(c.Version, "sha256:") {
 			if _, err := semver.NewConstraint(c.Version); err != nil {
 				return s, fmt.Errorf("%s: version %q is not a version or range: %w", where, c.Version, err)
 			}
 		}
-		if _, err := s.chartRef(c); err != nil {
-			return s, fmt.Errorf("%s: %w", where, err)
+		if c.Path == "" {
+			if _, err := s.chartRef(c); err != nil {
+				return s, fmt.Errorf("%s: %w", where, err)
+			}
 		}
 		for _, f := range c.Values {
 			if _, err := os.Stat(f); err != nil {
@@ -139,7 +151,7 @@ func (s Settings) repositoryURL(repo string) (string, error) {
 		if len(known) > 0 {
 			hint = "known: " + strings.Join(known, ", ")
 		}
-		return "", fmt.Errorf("repository %s is not defined; add it to ferry.yaml as `%s: {repositories: {%s: URL}}` (%s)", repo, KeyHelm, name, hint)
+		return "", fmt.Errorf("repository %s is not defined (%s): name its URL in the ferry.yaml the run reads (the one beside a local chart, the working directory's for references, or --config FILE) as `%s: {repositories: {%s: URL}}`, or write the URL in Chart.yaml", repo, hint, KeyHelm, name)
 	}
 	return u, nil
 }
