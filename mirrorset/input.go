@@ -68,6 +68,13 @@ func LoadFile(path string, formats []format.Format, settings *MirrorSet) (*Mirro
 	return m, nil
 }
 
+// LoadSettings reads a ferry.yaml for its settings alone (--config
+// beside a lock): it may name no root. Its keys are checked as any
+// ferry.yaml's are.
+func LoadSettings(path string, formats []format.Format) (*MirrorSet, error) {
+	return load(path, formats, true)
+}
+
 // ConfigBeside returns the ferry.yaml whose settings apply to the local
 // ROOT at path, or "" when there is none: for a file, ferry.yaml in its
 // directory; for a directory (a chart or KUDO package folder), ferry.yaml
