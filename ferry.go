@@ -250,7 +250,6 @@ func (e *Env) Sources(ms *mirrorset.MirrorSet) (format.Registries, error) {
 	return regs, err
 }
 
-//
 // The first call of a run builds its Table, which later calls share
 // (whatever ms they pass): one run reads one set of inputs, and the
 // Table records where each package was read.

@@ -93,7 +93,7 @@ type Format struct {
 }
 
 var (
-	_ ferry.Extension        = Format{}
+	_ ferry.Extension            = Format{}
 	_ mirrorset.SectionOwner     = Format{}
 	_ mirrorset.RootSectionOwner = Format{}
 )
