@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -144,15 +145,22 @@ func normalise(s string) (string, bool, error) {
 	if path == "" {
 		return host, false, nil
 	}
-	r, err := ociref.Parse(host + "/" + path)
-	if err != nil {
-		return "", false, err
-	}
-	if r.Tag != "" || r.Digest != "" {
+	// A prefix of repository paths (distribution/reference's path
+	// components), not a reference: "docker.io/bitnami" is one.
+	if strings.ContainsAny(path, ":@") {
 		return "", false, errors.New("name a registry or repository prefix, without tag or digest")
+	}
+	for _, c := range strings.Split(path, "/") {
+		if !pathComponent.MatchString(c) {
+			return "", false, fmt.Errorf("%q is not a repository path component", c)
+		}
 	}
 	return host + "/" + path, false, nil
 }
+
+// pathComponent is a repository path component, as
+// github.com/distribution/reference's regexp.go pathComponent writes it.
+var pathComponent = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*$`)
 
 // Locations returns where source (a package source as the lock records
 // it: HOST/PATH, or a repository URL REPO/NAME, possibly behind a
