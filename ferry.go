@@ -10,16 +10,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 
 	"github.com/ferryhq/ferry/client"
+	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/install"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/progress"
 	"github.com/ferryhq/ferry/resolve"
+	"github.com/ferryhq/ferry/sourcemirror"
 )
 
 // Env is what every step needs: a registry client, the package formats and
@@ -34,6 +37,12 @@ type Env struct {
 	MetadataConcurrency int
 	// Warn reports non-fatal findings; nil drops them.
 	Warn func(msg string)
+	// MirrorSources are source mirrors given by flags (--mirror-source
+	// HOST=LOCATION), by prefix: they replace ferry.yaml's `mirrors:`
+	// entry of the same prefix.
+	MirrorSources map[string][]string
+	// Offline never reads a source itself, only its mirrors.
+	Offline bool
 	// Progress, when set, returns the Reporter of the moment: a command
 	// switches reporters between its phases (resolution, then transfer),
 	// and each step reports to the one current when it begins.
@@ -44,6 +53,8 @@ type Env struct {
 	// registry, when set, opens the repositories resolution reads instead
 	// of Client (see Env.ReresolveMirror).
 	registry resolve.Repositories
+	// mirrors is the run's source mirrors (see Env.sources).
+	mirrors *sourcemirror.Table
 }
 
 // downloadDir returns the run's directory for downloaded files (mixin
@@ -158,8 +169,12 @@ func (e *Env) Resolve(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.L
 	if err != nil {
 		return nil, err
 	}
+	regs, table, err := e.readRegistries(ms)
+	if err != nil {
+		return nil, err
+	}
 	opts := resolve.Options{
-		Registry:    e.repositories(),
+		Registry:    regs,
 		Formats:     formats,
 		Concurrency: e.MetadataConcurrency,
 		Use:         map[string]resolve.Use{},
@@ -185,7 +200,88 @@ func (e *Env) Resolve(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.L
 	if err != nil {
 		return nil, err
 	}
-	return resolve.Resolve(ctx, roots, opts)
+	g, err := resolve.Resolve(ctx, roots, opts)
+	if err != nil {
+		return nil, err
+	}
+	if table != nil {
+		for _, p := range g.Packages {
+			p.ReadFrom = table.ReadFrom(p.Source, p.Descriptor.Digest.String())
+		}
+	}
+	return g, nil
+}
+
+// Mirrors returns the source mirrors of a run: ms's `mirrors:` (ms may be
+// nil) with the flags' entries (MirrorSources) over them, offline when
+// Offline is set.
+func (e *Env) Mirrors(ms *mirrorset.MirrorSet) (*sourcemirror.Table, error) {
+	byPrefix := map[string][]string{}
+	if ms != nil {
+		for k, v := range ms.Mirrors {
+			byPrefix[k] = v
+		}
+	}
+	for k, v := range e.MirrorSources {
+		byPrefix[k] = v
+	}
+	keys := make([]string, 0, len(byPrefix))
+	for k := range byPrefix {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	entries := make([]sourcemirror.Entry, 0, len(keys))
+	for _, k := range keys {
+		entries = append(entries, sourcemirror.Entry{Prefix: k, Locations: byPrefix[k]})
+	}
+	t, err := sourcemirror.New(entries, e.Offline)
+	if err != nil {
+		return nil, exitcode.BadInput("%w", err)
+	}
+	return t, nil
+}
+
+// Sources returns what packages are read with: the registry client, or,
+// with source mirrors (see Mirrors), a Registries that reads each source
+// from its mirrors first while it keeps its name. Resolution and every
+// copy from the sources (relocate.Options.Source) use it.
+func (e *Env) Sources(ms *mirrorset.MirrorSet) (format.Registries, error) {
+	regs, _, err := e.sources(ms)
+	return regs, err
+}
+
+// The first call of a run builds its Table, which later calls share
+// (whatever ms they pass): one run reads one set of inputs, and the
+// Table records where each package was read.
+func (e *Env) sources(ms *mirrorset.MirrorSet) (format.Registries, *sourcemirror.Table, error) {
+	e.mu.Lock()
+	t := e.mirrors
+	e.mu.Unlock()
+	if t == nil {
+		nt, err := e.Mirrors(ms)
+		if err != nil {
+			return nil, nil, err
+		}
+		e.mu.Lock()
+		if e.mirrors == nil {
+			e.mirrors = nt
+		}
+		t = e.mirrors
+		e.mu.Unlock()
+	}
+	if t.Empty() {
+		return e.Client, nil, nil
+	}
+	return sourcemirror.Registries{Inner: e.Client, Table: t}, t, nil
+}
+
+// readRegistries returns what resolution opens repositories with: the
+// mirror alone when verifying it (ReresolveMirror), else Sources.
+func (e *Env) readRegistries(ms *mirrorset.MirrorSet) (resolve.Repositories, *sourcemirror.Table, error) {
+	if e.registry != nil {
+		return e.registry, nil, nil
+	}
+	return e.sources(ms)
 }
 
 // Update selects which locked versions may change: all of them, or the

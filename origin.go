@@ -16,6 +16,7 @@ import (
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/relocate"
+	"github.com/ferryhq/ferry/sourcemirror"
 	"github.com/ferryhq/ferry/trust"
 )
 
@@ -34,6 +35,13 @@ func (e *Env) Origin(ctx context.Context, l *lock.Lock, lockPath string, from *r
 	if from != nil {
 		return func(p *lock.Package) string { return from.Repo(p.Source) }, nil
 	}
+	_, table, err := e.sources(nil)
+	if err != nil {
+		return nil, err
+	}
+	if table.Offline() {
+		return nil, nil // no source is read: Env.Sources reads their mirrors
+	}
 	recorded := map[string]string{}
 	if side, err := lock.ReadMirrors(lockPath, l); err == nil && side != nil {
 		for _, p := range side.Packages {
@@ -48,7 +56,8 @@ func (e *Env) Origin(ctx context.Context, l *lock.Lock, lockPath string, from *r
 		// A source outside any registry (a chart in a classic Helm
 		// repository) has no registry to ping: it is read from its
 		// repository, or with --from from the other mirror.
-		if recorded[p.Source+"@"+p.Digest] != "" && !ociref.IsURLSource(p.Source) {
+		// A source with mirrors is read from them first (Env.Sources).
+		if recorded[p.Source+"@"+p.Digest] != "" && !ociref.IsURLSource(p.Source) && !mirrored(table, p.Source) {
 			host, _, _ := strings.Cut(p.Source, "/")
 			hosts[host] = true
 		}
@@ -73,6 +82,12 @@ func (e *Env) Origin(ctx context.Context, l *lock.Lock, lockPath string, from *r
 		}
 		return p.Source
 	}, nil
+}
+
+// mirrored reports whether table reads source from a mirror first.
+func mirrored(table *sourcemirror.Table, source string) bool {
+	locs := table.Locations(source)
+	return len(locs) > 0 && locs[0] != source
 }
 
 // ping checks that a registry answers.

@@ -24,7 +24,11 @@ import (
 // closure, or one that resolves to another digest. The mixin feed is read
 // again too (the extensions lock their sections anew).
 func (e *Env) Reresolve(ctx context.Context, ms *mirrorset.MirrorSet, l *lock.Lock) ([]verify.Problem, error) {
-	out, err := e.checkTags(ctx, l, e.Client.Repository, "at the source")
+	regs, _, err := e.sources(ms)
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.checkTags(ctx, l, regs.Repository, "at the source")
 	if err != nil {
 		return nil, err
 	}
@@ -140,14 +144,6 @@ func compareClosures(l, nl *lock.Lock) []verify.Problem {
 		}
 	}
 	return out
-}
-
-// repositories returns what resolution opens repositories with.
-func (e *Env) repositories() resolve.Repositories {
-	if e.registry != nil {
-		return e.registry
-	}
-	return e.Client
 }
 
 // mappedRepositories opens, for each source repository, the repository

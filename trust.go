@@ -38,8 +38,15 @@ func TrustPolicy(ms *mirrorset.MirrorSet, file string, verifyKeys []string, trus
 // package; ferry mirror (mirroring set) only those a rule covers or that
 // record signatures, so mirroring a lock with no policy asks the sources
 // nothing before the copy.
+//
+// With source mirrors (Env.Sources), a package's signatures are read at
+// the first location of its source.
 func (e *Env) CheckTrust(ctx context.Context, pol *trust.Policy, l *lock.Lock, mirroring bool) error {
-	return pol.Apply(ctx, l, e.Client, e.Concurrency, mirroring)
+	regs, _, err := e.sources(nil)
+	if err != nil {
+		return err
+	}
+	return pol.Apply(ctx, l, regs, e.Concurrency, mirroring)
 }
 
 // CheckMirrorTrust checks, in the mirror (mirror overrides the locations

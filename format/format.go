@@ -242,8 +242,8 @@ type httpClienter interface {
 // repository, see Origin), else through regs.
 //
 // A Registries that maps every source to another registry repository (a
-// mirror standing in for the sources, see SourceMapper) opens every source
-// itself.
+// mirror standing in for the sources, see SourceMapper), or that reads
+// sources from their mirrors (SourceOpener), opens every source itself.
 func Open(regs Registries, formats []Format, source string) (Repository, error) {
 	if m, ok := regs.(SourceMapper); ok && m.MapsSources() {
 		repo, err := regs.Repository(source)
@@ -251,6 +251,9 @@ func Open(regs Registries, formats []Format, source string) (Repository, error) 
 			return nil, err
 		}
 		return repo, nil
+	}
+	if o, ok := regs.(SourceOpener); ok {
+		return o.OpenSource(formats, source)
 	}
 	if o, ok := OriginOf(formats, source); ok {
 		hc := http.DefaultClient
@@ -267,4 +270,12 @@ func Open(regs Registries, formats []Format, source string) (Repository, error) 
 		return nil, err
 	}
 	return repo, nil
+}
+
+// SourceOpener is a Registries that opens sources itself: it reads a
+// source from other locations serving the same content (the mirrors of
+// ferry.yaml's `mirrors:`, see package sourcemirror) while the source
+// keeps its name. Open hands it every source.
+type SourceOpener interface {
+	OpenSource(formats []Format, source string) (Repository, error)
 }

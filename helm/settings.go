@@ -172,7 +172,7 @@ func (s Settings) repositoryURL(repo string) (string, error) {
 		if len(known) > 0 {
 			hint = "known: " + strings.Join(known, ", ")
 		}
-		return "", fmt.Errorf("repository %s is not defined; add it to ferry.yaml as `%s: {repositories: {%s: URL}}` (%s)", repo, KeyHelm, name, hint)
+		return "", fmt.Errorf("repository %s is not defined (%s): name its URL in the ferry.yaml the run reads (the one beside a local chart, the working directory's for references, or --config FILE) as `%s: {repositories: {%s: URL}}`, or write the URL in Chart.yaml", repo, hint, KeyHelm, name)
 	}
 	return u, nil
 }

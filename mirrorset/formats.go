@@ -34,6 +34,9 @@ type RootOwner interface {
 func (m *MirrorSet) AllRoots(formats []format.Format) ([]resolve.Root, error) {
 	all := &MirrorSet{Packages: append([]Package(nil), m.Packages...)}
 	for _, f := range formats {
+		if m.settingsOnly {
+			break // the sections came from a ferry.yaml beside a ROOT
+		}
 		o, ok := f.(RootOwner)
 		if !ok {
 			continue
@@ -45,6 +48,15 @@ func (m *MirrorSet) AllRoots(formats []format.Format) ([]resolve.Root, error) {
 		all.Packages = append(all.Packages, pkgs...)
 	}
 	return all.Roots(), nil
+}
+
+// RootSectionOwner is a SectionOwner some of whose keys list what to lock
+// without being read through SectionRoots (the `mixins` to lock): a
+// ferry.yaml beside a ROOT given on the command line does not add them.
+type RootSectionOwner interface {
+	format.Format
+	// RootSections lists those keys.
+	RootSections() []string
 }
 
 // InputReader is a format that accepts local files as ROOT (porter.yaml,
@@ -82,7 +94,7 @@ func (m *MirrorSet) CheckSections(formats []format.Format) error {
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
 		sort.Strings(known)
-		return fmt.Errorf("unknown key %s: a ferry.yaml has apiVersion, kind, packages, replace, use, mirror and %s", strings.Join(unknown, ", "), strings.Join(known, ", "))
+		return fmt.Errorf("unknown key %s: a ferry.yaml has apiVersion, kind, packages, replace, use, mirror, mirrors, trust, lock and %s", strings.Join(unknown, ", "), strings.Join(known, ", "))
 	}
 	for _, f := range formats {
 		if o, ok := f.(SectionOwner); ok {

@@ -22,6 +22,7 @@ import (
 	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/resolve"
 	"github.com/ferryhq/ferry/sizecap"
+	"github.com/ferryhq/ferry/sourcemirror"
 	"github.com/ferryhq/ferry/trust"
 )
 
@@ -41,6 +42,11 @@ type MirrorSet struct {
 	Replace    []Replace      `yaml:"replace,omitempty" json:"replace,omitempty"`
 	Use        map[string]Use `yaml:"use,omitempty" json:"use,omitempty"`
 	Mirror     Mirror         `yaml:"mirror,omitempty" json:"mirror,omitempty"`
+	// Mirrors maps a registry host, a host/path prefix or a repository
+	// URL to the locations serving the same content, read in order before
+	// the source (see package sourcemirror). It is not an input of the
+	// lock's digest: every name stays the source's.
+	Mirrors map[string]Locations `yaml:"mirrors,omitempty" json:"mirrors,omitempty"`
 	// Trust is the signature policy (package trust). It is not an input
 	// of the lock's digest: it does not change what resolves, and ferry
 	// lock and ferry mirror check it on every run.
@@ -52,6 +58,48 @@ type MirrorSet struct {
 	// `platforms` of Porter mixins, `porter`, `crossplane`), each read by
 	// its format through Section. A key no format owns is an error.
 	Sections format.Sections `yaml:",inline" json:"-"`
+
+	// Config, in the settings flags give (FromArgs, LoadFile), is the
+	// --config file: the ferry.yaml whose settings apply to a ROOT given
+	// on the command line, instead of the one beside it.
+	Config string `yaml:"-" json:"-"`
+	// settingsOnly reports that the sections of root-naming formats
+	// (Helm's `charts:`, KUDO's `operators:`) came from a ferry.yaml
+	// beside a command-line ROOT: they carry settings (a chart's values)
+	// and name no root.
+	settingsOnly bool
+}
+
+// Locations is one or more mirror locations: in ferry.yaml a string or a
+// list of strings.
+type Locations []string
+
+// UnmarshalYAML reads a location or a list of them.
+func (l *Locations) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*l = Locations{n.Value}
+		return nil
+	}
+	var list []string
+	if err := n.Decode(&list); err != nil {
+		return err
+	}
+	*l = list
+	return nil
+}
+
+// MirrorEntries returns the `mirrors:` entries, by prefix.
+func (m *MirrorSet) MirrorEntries() []sourcemirror.Entry {
+	keys := make([]string, 0, len(m.Mirrors))
+	for k := range m.Mirrors {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]sourcemirror.Entry, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, sourcemirror.Entry{Prefix: k, Locations: append([]string(nil), m.Mirrors[k]...)})
+	}
+	return out
 }
 
 // Use is a user-chosen implementation of a named dependency: in ferry.yaml
@@ -113,9 +161,15 @@ func (m *MirrorSet) SetSection(key string, v any) error {
 	return m.Sections.Set(key, v)
 }
 
-// Package is a root package.
+// Package is a root package: a reference, or a local input (Path).
 type Package struct {
-	Ref     string `yaml:"ref" json:"ref"`
+	Ref string `yaml:"ref,omitempty" json:"ref"`
+	// Path is a local input, read as it is read when given as ROOT on
+	// the command line (a porter.yaml, a crossplane.yaml, a chart
+	// directory, Chart.yaml or .tgz, a KUDO package folder, operator.yaml
+	// or .tgz), relative to the working directory: its roots are the
+	// MirrorSet's. Load replaces such an entry by those roots.
+	Path    string `yaml:"path,omitempty" json:"-"`
 	Version string `yaml:"version,omitempty" json:"version,omitempty"`
 	// Format names the format whose version policy chooses the root's
 	// version, when the input file is that format's (a porter.yaml's
@@ -153,6 +207,12 @@ var MaxFileSize int64 = 64 << 20
 // Load reads and validates a ferry.yaml, whose format-owned keys formats
 // check. Errors exit with code 2.
 func Load(path string, formats []format.Format) (*MirrorSet, error) {
+	return load(path, formats, false)
+}
+
+// load reads a ferry.yaml; settingsFile reads one for its settings alone
+// (beside a command-line ROOT), which may name no root.
+func load(path string, formats []format.Format, settingsFile bool) (*MirrorSet, error) {
 	data, err := sizecap.ReadFile(path, MaxFileSize)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -163,9 +223,12 @@ func Load(path string, formats []format.Format) (*MirrorSet, error) {
 		}
 		return nil, exitcode.BadInput("reading %s: %w", path, err)
 	}
-	m, err := Parse(data)
+	m, err := parse(data, !settingsFile)
 	if err == nil {
 		err = m.CheckSections(formats)
+	}
+	if err == nil {
+		err = m.expandPaths(formats)
 	}
 	if err != nil {
 		return nil, exitcode.BadInput("%s: %w", path, err)
@@ -174,7 +237,12 @@ func Load(path string, formats []format.Format) (*MirrorSet, error) {
 }
 
 // Parse parses and validates ferry.yaml content.
-func Parse(data []byte) (*MirrorSet, error) {
+func Parse(data []byte) (*MirrorSet, error) { return parse(data, true) }
+
+// parse parses and validates ferry.yaml content; needRoots refuses one
+// that names nothing to resolve (a ferry.yaml read for its settings alone
+// may).
+func parse(data []byte, needRoots bool) (*MirrorSet, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var m MirrorSet
@@ -184,18 +252,32 @@ func Parse(data []byte) (*MirrorSet, error) {
 	if m.APIVersion != APIVersion || m.Kind != Kind {
 		return nil, fmt.Errorf("want apiVersion %s and kind %s, got %q and %q", APIVersion, Kind, m.APIVersion, m.Kind)
 	}
+	if !needRoots {
+		return &m, m.validate(false)
+	}
 	return &m, m.Validate()
 }
 
-// Validate checks references, replaces and platforms.
-func (m *MirrorSet) Validate() error {
-	if len(m.Packages) == 0 && len(m.Sections) == 0 {
+// Validate checks references, replaces, mirrors and platforms.
+func (m *MirrorSet) Validate() error { return m.validate(true) }
+
+func (m *MirrorSet) validate(needRoots bool) error {
+	if needRoots && len(m.Packages) == 0 && len(m.Sections) == 0 {
 		return errors.New("no packages to resolve")
 	}
 	for i, p := range m.Packages {
+		switch {
+		case p.Path != "" && (p.Ref != "" || p.Version != ""):
+			return fmt.Errorf("packages[%d]: give either ref (and version) or path (a local input), not both", i)
+		case p.Path != "":
+			continue
+		}
 		if _, err := ociref.ParseNormalized(p.Ref, ""); err != nil {
 			return fmt.Errorf("packages[%d]: %w", i, err)
 		}
+	}
+	if _, err := sourcemirror.New(m.MirrorEntries(), false); err != nil {
+		return err
 	}
 	for k, u := range m.Use {
 		if _, err := ociref.ParseNormalized(u.Ref, ""); err != nil {
@@ -353,8 +435,12 @@ func (m *MirrorSet) Apply(settings *MirrorSet, formats []format.Format) error {
 
 func fromArgs(args []string, version string, formats []format.Format, settings *MirrorSet) (*MirrorSet, string, error) {
 	if len(args) == 0 {
-		m, err := Load(DefaultFile, formats)
-		return m, DefaultFile, err
+		path := DefaultFile
+		if settings != nil && settings.Config != "" {
+			path = settings.Config
+		}
+		m, err := Load(path, formats)
+		return m, path, err
 	}
 	var refs []string
 	var file string
@@ -370,7 +456,20 @@ func fromArgs(args []string, version string, formats []format.Format, settings *
 	}
 	if file == "" {
 		m, err := FromRefs(refs, version)
-		return m, "", err
+		if err != nil {
+			return nil, "", err
+		}
+		cfg, err := configFor(formats, settings)
+		if err != nil {
+			return nil, "", err
+		}
+		if cfg != nil {
+			m.applyConfig(cfg, formats)
+			if err := m.CheckSections(formats); err != nil {
+				return nil, "", exitcode.BadInput("%w", err)
+			}
+		}
+		return m, "", nil
 	}
 	if len(refs) > 0 {
 		return nil, "", exitcode.BadInput("give either references or an input file (%s), not both", file)

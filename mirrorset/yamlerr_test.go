@@ -18,7 +18,7 @@ func TestParseErrorsInUserTerms(t *testing.T) {
 		want string
 	}{
 		{"unknown key of a package", "packages:\n  - reff: a.io/x:v1\n",
-			`line 4: unknown key "reff" in an entry of packages (known keys: ref, version)`},
+			`line 4: unknown key "reff" in an entry of packages (known keys: path, ref, version)`},
 		{"unknown key of mirror", "packages:\n  - ref: a.io/x:v1\nmirror:\n  too: b.io/m\n",
 			`line 6: unknown key "too" in mirror (known keys: to)`},
 		{"unknown key of a replace", "packages:\n  - ref: a.io/x:v1\nreplace:\n  - from: a.io/x\n    into: b.io/x\n",

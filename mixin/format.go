@@ -93,8 +93,9 @@ type Format struct {
 }
 
 var (
-	_ ferry.Extension        = Format{}
-	_ mirrorset.SectionOwner = Format{}
+	_ ferry.Extension            = Format{}
+	_ mirrorset.SectionOwner     = Format{}
+	_ mirrorset.RootSectionOwner = Format{}
 )
 
 // Name returns "mixin".
@@ -104,6 +105,10 @@ func (Format) Name() string { return "mixin" }
 func (Format) Sections() []string {
 	return []string{KeyMixins, KeyPlatforms, KeyBundleMixins}
 }
+
+// RootSections lists the keys that name what to lock: `mixins`. A
+// ferry.yaml beside a command-line ROOT does not add its mixins.
+func (Format) RootSections() []string { return []string{KeyMixins} }
 
 // feed returns the default feed for requests nobody gives one.
 func (f Format) feed() string {

@@ -54,6 +54,10 @@ type Package struct {
 	Replaces []string
 	// Chain is the first path from a root that led to this package.
 	Chain []string
+	// ReadFrom is where the package's manifest was read when that is not
+	// Source: a mirror of the source (ferry.yaml `mirrors:`). Reports
+	// show it; the lock does not record it.
+	ReadFrom string
 
 	path  string // the first path of dependency names from a root
 	rules Rules  // the rules of the format that read the package

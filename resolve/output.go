@@ -70,6 +70,9 @@ type PackageReport struct {
 	Replaces     []string       `json:"replaces,omitempty"`
 	Images       []ImageReport  `json:"images,omitempty"`
 	Mixins       map[string]any `json:"mixins,omitempty"`
+	// ReadFrom is where the package was read, when a mirror of its
+	// source served it (Package.ReadFrom).
+	ReadFrom string `json:"readFrom,omitempty"`
 }
 
 // EdgeReport is the JSON shape of a dependency edge.
@@ -97,7 +100,7 @@ func (g *Graph) Report() GraphReport {
 		pr := PackageReport{
 			Source: p.Source, Ref: p.Ref, Kind: p.Kind, Version: p.Version, Tags: p.Tags,
 			Digest: p.Descriptor.Digest.String(), MediaType: p.Descriptor.MediaType, Size: p.Descriptor.Size,
-			Replaces: p.Replaces,
+			Replaces: p.Replaces, ReadFrom: p.ReadFrom,
 		}
 		for _, e := range p.Dependencies {
 			pr.Dependencies = append(pr.Dependencies, EdgeReport{Name: e.Name, Ref: e.Ref, Constraint: e.Constraint, Resolved: g.Resolved(e), Role: e.Role, Use: e.Use})

@@ -92,7 +92,7 @@ func TestCLIStrictBadInput(t *testing.T) {
 		{name: "invalid --version", args: []string{"resolve", h + "/fixtures/diamond/db", "--version", ">>1"},
 			code: 2, want: []string{"invalid version constraint", `">>1"`}},
 		{name: "unknown ferry.yaml key", files: yaml("packages:\n  - reff: " + cat.Diamond + "\n"), args: []string{"resolve"},
-			code: 2, want: []string{"ferry.yaml: line 4: unknown key \"reff\" in an entry of packages (known keys: ref, version)"}, notWant: []string{"mirrorset.", "type "}},
+			code: 2, want: []string{"ferry.yaml: line 4: unknown key \"reff\" in an entry of packages (known keys: path, ref, version)"}, notWant: []string{"mirrorset.", "type "}},
 		{name: "ferry.yaml value of the wrong shape", files: yaml("packages: " + cat.Diamond + "\n"), args: []string{"lock"},
 			code: 2, want: []string{"ferry.yaml: line 3: got a string", "for packages, want a list"}, notWant: []string{"mirrorset.", "!!str"}},
 		{name: "misspelt key of a use entry", files: yaml(fmt.Sprintf("packages:\n  - ref: %s\nuse:\n  db: {ref: %s/fixtures/diamond/db:v1.0.0, forse: true}\n", cat.Diamond, h)),

@@ -56,6 +56,13 @@ type globalFlags struct {
 	// ferry.yaml's trust policy (package trust).
 	verifyKeys  []string
 	trustedRoot string
+	// config (--config) is the ferry.yaml whose settings apply to ROOTs
+	// given on the command line.
+	config string
+	// mirrorSources (--mirror-source HOST=LOCATION) read a source from
+	// its mirrors first; offline (--offline) never reads a source itself.
+	mirrorSources []string
+	offline       bool
 
 	// rep draws the progress of the running command (startProgress);
 	// while it is set, progress lines and log lines go through it. Log
@@ -66,7 +73,7 @@ type globalFlags struct {
 // settings returns the format sections the flags set, merged over what an
 // input file says (mirrorset.FromArgs).
 func (g *globalFlags) settings() (*mirrorset.MirrorSet, error) {
-	m := &mirrorset.MirrorSet{}
+	m := &mirrorset.MirrorSet{Config: g.config}
 	if g.versionStrategy != "" {
 		if err := m.SetSection("porter", map[string]string{"versionStrategy": g.versionStrategy}); err != nil {
 			return nil, err
@@ -156,6 +163,9 @@ func (g *globalFlags) register(c *cobra.Command) {
 	f.DurationVar(&g.readTimeout, "read-timeout", client.DefaultReadTimeout, "limit for waiting for a registry's response headers, and for any byte of a response body (a stalled blob download is resumed)")
 	f.StringArrayVar(&g.verifyKeys, "verify-key", nil, "cosign public key (repeatable): lock and mirror require every package to be signed with one of them, unless a ferry.yaml trust rule covers it")
 	f.StringVar(&g.trustedRoot, "trusted-root", "", "Sigstore trusted_root.json for keyless trust rules (default: ferry.yaml trust.trustedRoot)")
+	f.StringVar(&g.config, "config", "", "ferry.yaml whose settings (mirrors, values, replace, exclude, trust, repositories…) apply to the ROOTs given (default: the ferry.yaml beside a local ROOT, else the working directory's); with no ROOT, the input file")
+	f.StringArrayVar(&g.mirrorSources, "mirror-source", nil, "read a source from a mirror first: HOST=LOCATION, HOST/PATH=LOCATION or REPOURL=URL (repeatable, tried in order, the source itself last; replaces ferry.yaml mirrors: for that HOST)")
+	f.BoolVar(&g.offline, "offline", false, "never read a source itself, only its mirrors (ferry.yaml mirrors:, --mirror-source)")
 	f.BoolVar(&g.bundleMixins, "bundle-mixins", false, "lock the Porter mixins every resolved bundle records, not only those ferry.yaml names (ferry.yaml: bundleMixins: true)")
 }
 
@@ -171,7 +181,29 @@ func (g *globalFlags) env() (*ferry.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ferry.Env{Client: c, Formats: formats.All(), Concurrency: g.jobs, MetadataConcurrency: g.metadataJobs, Warn: func(msg string) { warn([]string{msg}) }, Progress: g.reporter}, nil
+	sources, err := g.mirrorSourceFlags()
+	if err != nil {
+		return nil, err
+	}
+	return &ferry.Env{Client: c, Formats: formats.All(), Concurrency: g.jobs, MetadataConcurrency: g.metadataJobs, Warn: func(msg string) { warn([]string{msg}) }, Progress: g.reporter,
+		MirrorSources: sources, Offline: g.offline}, nil
+}
+
+// mirrorSourceFlags parses --mirror-source HOST=LOCATION: the locations
+// of one HOST in the order given.
+func (g *globalFlags) mirrorSourceFlags() (map[string][]string, error) {
+	if len(g.mirrorSources) == 0 {
+		return nil, nil
+	}
+	out := map[string][]string{}
+	for _, s := range g.mirrorSources {
+		host, loc, ok := strings.Cut(s, "=")
+		if !ok || strings.TrimSpace(host) == "" || strings.TrimSpace(loc) == "" {
+			return nil, exitcode.BadInput("--mirror-source %q: want HOST=LOCATION (docker.io=registry.internal/dockerhub)", s)
+		}
+		out[host] = append(out[host], loc)
+	}
+	return out, nil
 }
 
 // client builds the registry client from --plain-http, --ca-file,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/formats"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/ociref"
@@ -214,8 +215,12 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 						return err
 					}
 				}
+				sources, err := env.Sources(ms)
+				if err != nil {
+					return err
+				}
 				rep, written, err := relocate.ToArchiveParts(cmd.Context(), l, lockSig, toArchive, relocate.Options{
-					Source: env.Client, Concurrency: g.jobs, Progress: progress, Reporter: reporter, Formats: env.Formats,
+					Source: sources, Target: env.Client, Concurrency: g.jobs, Progress: progress, Reporter: reporter, Formats: env.Formats,
 					Retry: env.Client.RetryPolicy(),
 				}, aopts, func(ctx context.Context, store *oci.Store) error {
 					return ext.Transfers.Archive(ctx, store)
@@ -239,8 +244,12 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 			if err != nil {
 				return err
 			}
+			sources, err := env.Sources(ms)
+			if err != nil {
+				return err
+			}
 			ropts := relocate.Options{
-				Source: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Reporter: reporter, Formats: env.Formats,
+				Source: sources, Target: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Reporter: reporter, Formats: env.Formats,
 				Retry: env.Client.RetryPolicy(), Origin: origin,
 			}
 			var rep *relocate.Report
@@ -373,6 +382,14 @@ func lockToMirror(cmd *cobra.Command, g *globalFlags, env *ferry.Env, args []str
 		l, err := lock.Read(lockPath)
 		if err == nil && needTo {
 			err = missingTo(args)
+		}
+		if err == nil && g.config != "" {
+			// --config's mirrors: read the sources from them. The run's
+			// source mirrors are set by the first Sources call.
+			var cfg *mirrorset.MirrorSet
+			if cfg, err = mirrorset.LoadSettings(g.config, formats.All()); err == nil {
+				_, err = env.Sources(cfg)
+			}
 		}
 		return l, nil, err
 	}
