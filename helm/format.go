@@ -34,12 +34,13 @@ type Format struct {
 func New() Format { return Format{repos: NewRepoCache()} }
 
 var (
-	_ format.Reader          = Format{}
-	_ format.Origin          = Format{}
-	_ resolve.Rules          = Format{}
-	_ mirrorset.SectionOwner = Format{}
-	_ mirrorset.RootOwner    = Format{}
-	_ mirrorset.InputReader  = Format{}
+	_ format.Reader              = Format{}
+	_ format.Origin              = Format{}
+	_ resolve.Rules              = Format{}
+	_ mirrorset.SectionOwner     = Format{}
+	_ mirrorset.RootOwner        = Format{}
+	_ mirrorset.InputReader      = Format{}
+	_ mirrorset.RootSectionOwner = Format{}
 )
 
 // Name returns "helm".
@@ -50,6 +51,12 @@ func (Format) Kinds() []string { return []string{format.KindHelmChart} }
 
 // Sections lists the ferry.yaml keys the format owns.
 func (Format) Sections() []string { return []string{KeyCharts, KeyHelm, KeyExclude} }
+
+// RootSections lists the key that names roots: `charts`. A ferry.yaml
+// read for the settings of a ROOT given on the command line does not add
+// its charts as roots; ReadInput takes a local chart's values from its
+// `charts: [{path, values, set}]` entry.
+func (Format) RootSections() []string { return []string{KeyCharts} }
 
 // CheckSections validates the format's ferry.yaml keys.
 func (Format) CheckSections(m *mirrorset.MirrorSet) error {

@@ -39,7 +39,17 @@ func (f Format) ReadInput(path string, data []byte, settings *mirrorset.MirrorSe
 			}
 		}
 	}
-	if err := m.SetSection(KeyCharts, []ChartRoot{{Path: path}}); err != nil {
+	entry := ChartRoot{Path: path}
+	// The ferry.yaml for this ROOT may give its values and set values in
+	// a `charts:` entry of the same path.
+	if s, err := settingsOf(settings); err == nil {
+		for _, c := range s.Charts {
+			if c.Path != "" && samePath(c.Path, path) {
+				entry.Values, entry.Set = c.Values, c.Set
+			}
+		}
+	}
+	if err := m.SetSection(KeyCharts, []ChartRoot{entry}); err != nil {
 		return nil, true, err
 	}
 	cf, err := f.Configure(m)
@@ -146,4 +156,19 @@ func hashReq(req, locked []*chart.Dependency) (string, error) {
 	}
 	s, err := provenance.Digest(bytes.NewBuffer(data))
 	return "sha256:" + s, err
+}
+
+// samePath reports whether a and b name one file or directory (a chart
+// directory and its Chart.yaml count as one).
+func samePath(a, b string) bool {
+	abs := func(p string) string {
+		if d := localDir(p); d != "" {
+			p = d
+		}
+		if x, err := filepath.Abs(p); err == nil {
+			return x
+		}
+		return filepath.Clean(p)
+	}
+	return abs(a) == abs(b)
 }

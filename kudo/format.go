@@ -54,6 +54,11 @@ func (Format) Kinds() []string { return []string{format.KindKudoOperator} }
 // Sections lists the ferry.yaml keys the format owns.
 func (Format) Sections() []string { return []string{KeyOperators, KeyKudo} }
 
+// RootSections lists the key that names roots: `operators`. A ferry.yaml
+// read for the settings of a ROOT given on the command line does not add
+// its operators as roots.
+func (Format) RootSections() []string { return []string{KeyOperators} }
+
 // CheckSections validates the format's ferry.yaml keys.
 func (Format) CheckSections(m *mirrorset.MirrorSet) error {
 	_, err := settingsOf(m)

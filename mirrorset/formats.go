@@ -34,9 +34,6 @@ type RootOwner interface {
 func (m *MirrorSet) AllRoots(formats []format.Format) ([]resolve.Root, error) {
 	all := &MirrorSet{Packages: append([]Package(nil), m.Packages...)}
 	for _, f := range formats {
-		if m.settingsOnly {
-			break // the sections came from a ferry.yaml beside a ROOT
-		}
 		o, ok := f.(RootOwner)
 		if !ok {
 			continue

@@ -144,9 +144,10 @@ func readerSettings(cfg, flags *MirrorSet) *MirrorSet {
 // applyConfig sets on m, the MirrorSet a command-line ROOT describes,
 // every setting of cfg, the ferry.yaml for it, other than the roots: its
 // packages are not m's, nor the keys formats list as roots
-// (RootSectionOwner); the sections of formats whose roots SectionRoots
-// reads (`charts:`) carry settings only (a chart's values). A section m
-// has already (the `mixins` of a porter.yaml) is m's.
+// (RootSectionOwner: `mixins`, `charts`, `operators`), which the format
+// reading the ROOT may consult for settings (a local chart's values in
+// cfg's `charts: [{path, values}]`). A section m has already (the
+// `mixins` of a porter.yaml) is m's.
 func (m *MirrorSet) applyConfig(cfg *MirrorSet, formats []format.Format) {
 	m.Replace = append(m.Replace, cfg.Replace...)
 	for k, u := range cfg.Use {
@@ -189,7 +190,6 @@ func (m *MirrorSet) applyConfig(cfg *MirrorSet, formats []format.Format) {
 		}
 		m.Sections[k] = n
 	}
-	m.settingsOnly = true
 }
 
 // expandPaths replaces every `packages:` entry with a path by the roots

@@ -63,11 +63,6 @@ type MirrorSet struct {
 	// --config file: the ferry.yaml whose settings apply to a ROOT given
 	// on the command line, instead of the one beside it.
 	Config string `yaml:"-" json:"-"`
-	// settingsOnly reports that the sections of root-naming formats
-	// (Helm's `charts:`, KUDO's `operators:`) came from a ferry.yaml
-	// beside a command-line ROOT: they carry settings (a chart's values)
-	// and name no root.
-	settingsOnly bool
 }
 
 // Locations is one or more mirror locations: in ferry.yaml a string or a
