@@ -173,6 +173,13 @@ func (t *Table) Locations(source string) []string {
 		return []string{source}
 	}
 	scheme, rest := splitScheme(source)
+	// Docker Hub's other names match its entries, as normalise writes
+	// them; the source keeps its own name.
+	for _, alias := range []string{"index.docker.io/", "registry-1.docker.io/"} {
+		if r, ok := strings.CutPrefix(rest, alias); ok {
+			rest = ociref.DockerHub + "/" + r
+		}
+	}
 	var out []string
 	self := false
 	for _, e := range t.entries {

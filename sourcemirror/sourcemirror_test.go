@@ -38,6 +38,11 @@ func TestLocations(t *testing.T) {
 		{source: "docker.io/library/nginx", want: []string{"registry.internal/dockerhub/library/nginx", "docker.io/library/nginx"}},
 		{source: "docker.io/library/nginx", offline: true, want: []string{"registry.internal/dockerhub/library/nginx"}},
 		{source: "docker.io/bitnami/redis", want: []string{"registry.internal/bitnami/redis", "docker.io/bitnami/redis"}},
+		// Docker Hub's other names in a source (bitnami's charts name
+		// oci://registry-1.docker.io/bitnamicharts) match too; the source
+		// keeps its name.
+		{source: "registry-1.docker.io/bitnami/wordpress", offline: true, want: []string{"registry.internal/bitnami/wordpress"}},
+		{source: "index.docker.io/library/nginx", want: []string{"registry.internal/dockerhub/library/nginx", "index.docker.io/library/nginx"}},
 		{source: "quay.io/coreos/etcd", want: []string{"registry.internal/quay/coreos/etcd", "quay.io/coreos/etcd", "backup.internal/quay/coreos/etcd"}},
 		{source: "quay.io/coreos/etcd", offline: true, want: []string{"registry.internal/quay/coreos/etcd", "backup.internal/quay/coreos/etcd"}},
 		{source: "quay.io/prometheus/node-exporter", want: []string{"registry.internal/prom/node-exporter", "quay.io/prometheus/node-exporter"}},

@@ -31,29 +31,42 @@ import (
 	"helm.sh/helm/v4/pkg/engine"
 )
 
-// Archive is one vendored chart archive.
+// Archive is one vendored chart, as its maintainers publish it.
 type Archive struct {
 	// Name and Version are the chart's, from its Chart.yaml.
 	Name, Version string
-	// File is the archive's path.
+	// File is the vendored source archive's path.
 	File string
-	// Data is the archive's bytes.
+	// Data is the chart as `helm package` writes it from the source:
+	// loaded with Helm's loader from the source folder (which applies
+	// .helmignore: grafana's leaves out templates/tests/) and saved with
+	// chartutil.Save.
 	Data []byte
-	// Chart is the chart as Helm's loader reads the archive.
+	// Chart is the packaged chart as Helm's loader reads it.
 	Chart *chart.Chart
 }
 
-// Load reads every chart archive (*.tgz) in dir.
+// Load reads every vendored chart source (*.tgz, a `git archive` of the
+// chart's folder) in dir and packages it as `helm package` does.
 func Load(dir string) ([]Archive, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.tgz"))
 	if err != nil {
 		return nil, err
 	}
+	work, err := os.MkdirTemp("", "realworldhelm-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
 	var out []Archive
-	for _, f := range files {
-		data, err := os.ReadFile(f)
+	for i, f := range files {
+		src, err := os.ReadFile(f)
 		if err != nil {
 			return nil, err
+		}
+		data, err := packageSource(src, filepath.Join(work, fmt.Sprint(i)))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		ch, err := loader.LoadArchive(bytes.NewReader(data))
 		if err != nil {
@@ -63,6 +76,35 @@ func Load(dir string) ([]Archive, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
 	return out, nil
+}
+
+// packageSource is `helm package` of the chart whose source folder the
+// archive src holds (extracted under dir): pkg/action/package.go loads
+// the folder with loader.LoadDir and writes it with chartutil.Save.
+func packageSource(src []byte, dir string) ([]byte, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := extract(src, dir); err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 || !entries[0].IsDir() {
+		return nil, fmt.Errorf("want one chart folder in the archive")
+	}
+	ch, err := loader.LoadDir(filepath.Join(dir, entries[0].Name()))
+	if err != nil {
+		return nil, err
+	}
+	out := filepath.Join(dir, "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	p, err := chartutil.Save(ch, out)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(p)
 }
 
 // Pick returns the archive of chart name with the highest version
