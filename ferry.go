@@ -336,5 +336,30 @@ func (e *Env) Lock(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.Lock
 			return nil, nil, err
 		}
 	}
+	formats, err := e.configured(ms)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, f := range formats {
+		if r, ok := f.(LockRecorder); ok {
+			if err := r.RecordLock(ms, g, l); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
 	return l, g, nil
+}
+
+// LockRecorder is a format that records in a lock section of its own
+// (lock.RegisterSection) what its inputs say about the closure beyond
+// its packages: the KUDO format, the instances a local operator package,
+// which is not itself locked, creates with its tasks (their names and
+// parameter files), so that ferry install can write them from the lock
+// alone.
+type LockRecorder interface {
+	format.Format
+	// RecordLock writes the format's section of l, made from the inputs
+	// ms and their resolved graph g (whose RootID maps each root to its
+	// package).
+	RecordLock(ms *mirrorset.MirrorSet, g *resolve.Graph, l *lock.Lock) error
 }

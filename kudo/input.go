@@ -17,7 +17,8 @@ import (
 // package folder or a package .tgz. The package itself is not published,
 // so it is not a root; the operators its KudoOperator tasks install (a
 // folder dependency read in turn, relative to the package naming it) and
-// the images its templates deploy are.
+// the images its templates deploy are. The MirrorSet names it as its
+// one `operators:` entry too, for RecordLock.
 func (f Format) ReadInput(path string, data []byte, settings *mirrorset.MirrorSet) (*mirrorset.MirrorSet, bool, error) {
 	if !isInput(path, data) {
 		return nil, false, nil
@@ -37,13 +38,22 @@ func (f Format) ReadInput(path string, data []byte, settings *mirrorset.MirrorSe
 	}
 	if settings != nil {
 		for _, k := range f.Sections() {
-			if n, ok := settings.Sections[k]; ok {
+			if n, ok := settings.Sections[k]; ok && k != KeyOperators {
 				if m.Sections == nil {
 					m.Sections = format.Sections{}
 				}
 				m.Sections[k] = n
 			}
 		}
+	}
+	// The package is also the one operators: entry, so that RecordLock
+	// finds it and records its tasks' instance names and parameter files,
+	// as it does for a folder ferry.yaml names. Its roots stay in
+	// packages: (SectionRoots names them again, and Resolve takes two
+	// alike roots as one), so that the lock's inputs digest changes when
+	// the package's dependencies do.
+	if err := m.SetSection(KeyOperators, []OperatorRoot{{Package: folderRef(path)}}); err != nil {
+		return nil, true, err
 	}
 	return m, true, nil
 }

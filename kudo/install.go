@@ -51,13 +51,19 @@ type InstallStep struct {
 	AppVersion      string `json:"appVersion,omitempty"`
 	OperatorVersion string `json:"operatorVersion"`
 	// Source and Digest are the locked package's.
-	Source string `json:"source"`
-	Digest string `json:"digest"`
+	Source string `json:"source,omitempty"`
+	Digest string `json:"digest,omitempty"`
 	// Tarball is the package's tarball, relative to the install
 	// directory; for a folder dependency, the tarball carrying it
 	// (installed with it: Folder names it there).
-	Tarball string `json:"tarball"`
+	Tarball string `json:"tarball,omitempty"`
 	Folder  string `json:"folder,omitempty"`
+	// Local is set, instead of Source, Digest and Tarball, for a local
+	// package, which is not in the lock (the lock's kudo.local): the
+	// package as the inputs name it, or a folder dependency's
+	// spec.package, relative to its parent. It is installed from there
+	// (kubectl kudo install PATH), its folder dependencies with it.
+	Local string `json:"local,omitempty"`
 	// Instance is the instance's name (aa.bb.ee); Parent the instance
 	// whose KudoOperator task Task creates it, empty for a top-level
 	// instance.
@@ -97,7 +103,8 @@ type installed struct {
 //   - kudo/plan.json (InstallPlan): every instance in install order, with
 //     its name, parent, task and parameter file;
 //   - kudo/params/INSTANCE/FILE, the parent's parameter file of each
-//     dependency that has one;
+//     dependency that has one (a local parent's from the lock's
+//     kudo.local, RecordLock);
 //   - kudo/install.sh, the plan's `kubectl kudo install` commands.
 //
 // The graph comes from the lock and the stored packages alone. `kubectl
@@ -108,6 +115,15 @@ type installed struct {
 // KudoOperator task, server side (pkg/engine/task/task_kudo_operator.go),
 // so dependencies are installed with --skip-instance before the
 // operator needing them.
+//
+// A local package of the inputs (the lock's kudo.local, see RecordLock)
+// is in no tarball: its step names it (Local) after its dependencies, for
+// `kubectl kudo install PATH`, and the packages its tasks install are its
+// dependencies, named under its instance as Plan names every dependency
+// (PARENT.INSTANCENAME, else PARENT.OPERATOR; KUDO's server names the
+// instance it creates INSTANCENAME, else PARENT-OPERATOR:
+// dependencyInstanceName in pkg/engine/task/task_kudo_operator.go), each
+// with its parameter file as the lock holds it.
 func (f Format) WriteInstall(dir string, l *lock.Lock, _ *install.Plan) error {
 	g := l.Graph()
 	var ids []string
@@ -116,7 +132,11 @@ func (f Format) WriteInstall(dir string, l *lock.Lock, _ *install.Plan) error {
 			ids = append(ids, id)
 		}
 	}
-	if len(ids) == 0 {
+	var sec LockedSection
+	if _, err := l.Section(LockSection, &sec); err != nil {
+		return err
+	}
+	if len(ids) == 0 && len(sec.Local) == 0 {
 		return nil
 	}
 	sort.Strings(ids)
@@ -146,7 +166,7 @@ func (f Format) WriteInstall(dir string, l *lock.Lock, _ *install.Plan) error {
 		rp.Meta.Name, rp.Meta.Data = op.Name, op
 		pkgs[id] = in
 	}
-	plan, params, err := buildInstallPlan(g, pkgs)
+	plan, params, err := buildInstallPlan(g, pkgs, sec.Local)
 	if err != nil {
 		return err
 	}
@@ -168,17 +188,29 @@ func (f Format) WriteInstall(dir string, l *lock.Lock, _ *install.Plan) error {
 }
 
 // buildInstallPlan orders the instances of every top-level KUDO operator
-// of g (the lock's roots first, in order, then the others by ID) with
-// Plan, and returns the plan and the parameter files' contents by path.
-func buildInstallPlan(g *resolve.Graph, pkgs map[string]*installed) (*InstallPlan, map[string][]byte, error) {
+// of g with Plan and returns the plan and the parameter files' contents by
+// path. The local packages of the lock's kudo.local come first, in the
+// inputs' order: each is the top-level instance its tasks' packages are
+// dependencies of (installed with --skip-instance: the local package's
+// deploy plan creates their instances). Then the lock's roots, in order,
+// and the other top-level operators by ID, each but those a local
+// package's task installs.
+func buildInstallPlan(g *resolve.Graph, pkgs map[string]*installed, local []LocalOperator) (*InstallPlan, map[string][]byte, error) {
 	pg, err := ResolvedGraph(g)
+	if err != nil {
+		return nil, nil, err
+	}
+	locals, claimed, err := addLocal(g, pg, local)
 	if err != nil {
 		return nil, nil, err
 	}
 	var tops []string
 	seen := map[string]bool{}
+	for i := range local {
+		tops = append(tops, localKey(i))
+	}
 	for _, r := range g.Roots {
-		if pkgs[r] != nil && !seen[r] {
+		if pkgs[r] != nil && !seen[r] && !claimed[r] {
 			seen[r] = true
 			tops = append(tops, r)
 		}
@@ -189,14 +221,18 @@ func buildInstallPlan(g *resolve.Graph, pkgs map[string]*installed) (*InstallPla
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		if !seen[id] && TopLevel(g, id) {
+		if !seen[id] && !claimed[id] && TopLevel(g, id) {
 			tops = append(tops, id)
 		}
 	}
 	plan := &InstallPlan{APIVersion: lock.APIVersion, Kind: "KudoInstallPlan"}
 	params := map[string][]byte{}
 	for _, top := range tops {
-		steps, err := Plan(pg, top, "")
+		instance := ""
+		if lo := locals[top]; lo != nil {
+			instance = lo.Instance
+		}
+		steps, err := Plan(pg, top, instance)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -205,35 +241,51 @@ func buildInstallPlan(g *resolve.Graph, pkgs map[string]*installed) (*InstallPla
 			keyOf[s.Instance] = s.Key
 		}
 		for _, s := range steps {
-			id := carrier(g, s.Key)
-			in := pkgs[id]
-			if in == nil {
-				return nil, nil, fmt.Errorf("instance %s: operator %s is not installed", s.Instance, s.Key)
-			}
-			p := in.pkgs[strings.TrimPrefix(s.Key, id)]
-			if p == nil {
-				return nil, nil, fmt.Errorf("instance %s: no folder %s in %s", s.Instance, s.Key, in.tarball)
-			}
-			st := InstallStep{
-				Order: len(plan.Steps) + 1, Operator: p.Operator.Name, AppVersion: p.Operator.AppVersion, OperatorVersion: p.Operator.OperatorVersion,
-				Source: in.lp.Source, Digest: in.lp.Digest, Tarball: in.tarball,
-				Instance: s.Instance, Parent: s.Parent, Task: s.Task, SkipInstance: s.Parent != "", ParameterFile: s.ParameterFile,
-			}
-			if s.Key != id {
-				st.Folder = p.Dir
+			var st InstallStep
+			if lo := locals[s.Key]; lo != nil {
+				st = InstallStep{Operator: lo.Name, AppVersion: lo.AppVersion, OperatorVersion: lo.OperatorVersion, Local: lo.Package}
 			} else {
-				st.Command = []string{"kubectl", "kudo", "install", "./" + in.tarball, "--instance", s.Instance}
-				if st.SkipInstance {
-					st.Command = append(st.Command, "--skip-instance")
+				id := carrier(g, s.Key)
+				in := pkgs[id]
+				if in == nil {
+					return nil, nil, fmt.Errorf("instance %s: operator %s is not installed", s.Instance, s.Key)
+				}
+				p := in.pkgs[strings.TrimPrefix(s.Key, id)]
+				if p == nil {
+					return nil, nil, fmt.Errorf("instance %s: no folder %s in %s", s.Instance, s.Key, in.tarball)
+				}
+				st = InstallStep{Operator: p.Operator.Name, AppVersion: p.Operator.AppVersion, OperatorVersion: p.Operator.OperatorVersion,
+					Source: in.lp.Source, Digest: in.lp.Digest, Tarball: in.tarball}
+				if s.Key != id {
+					st.Folder = p.Dir
+				} else {
+					st.Command = []string{"kubectl", "kudo", "install", "./" + in.tarball, "--instance", s.Instance}
+					if s.Parent != "" {
+						st.Command = append(st.Command, "--skip-instance")
+					}
 				}
 			}
+			st.Order = len(plan.Steps) + 1
+			st.Instance, st.Parent, st.Task, st.SkipInstance, st.ParameterFile = s.Instance, s.Parent, s.Task, s.Parent != "", s.ParameterFile
 			if s.ParameterFile != "" {
 				pk := keyOf[s.Parent]
-				pid := carrier(g, pk)
-				parent := pkgs[pid].pkgs[strings.TrimPrefix(pk, pid)]
-				text, ok := parent.Templates[s.ParameterFile]
+				var text, parentName string
+				var ok bool
+				if lo := locals[pk]; lo != nil {
+					parentName = lo.Name
+					for _, t := range lo.Tasks {
+						if t.Name == s.Task && t.ParameterFile == s.ParameterFile {
+							text, ok = t.Parameters, true
+						}
+					}
+				} else {
+					pid := carrier(g, pk)
+					parent := pkgs[pid].pkgs[strings.TrimPrefix(pk, pid)]
+					parentName = parent.Operator.Name
+					text, ok = parent.Templates[s.ParameterFile]
+				}
 				if !ok {
-					return nil, nil, fmt.Errorf("instance %s: parameterFile %s is not in %s's templates", s.Instance, s.ParameterFile, parent.Operator.Name)
+					return nil, nil, fmt.Errorf("instance %s: parameterFile %s is not in %s's templates", s.Instance, s.ParameterFile, parentName)
 				}
 				rel := path.Join(s.Instance, s.ParameterFile)
 				if !filepath.IsLocal(rel) || strings.Contains(rel, `\`) {
@@ -246,6 +298,55 @@ func buildInstallPlan(g *resolve.Graph, pkgs map[string]*installed) (*InstallPla
 		}
 	}
 	return plan, params, nil
+}
+
+// localKey is the Plan key of the lock's i-th local package; its folder
+// dependencies are keyed below it ("local:0/TASK"). No package ID (a
+// source) has this form.
+func localKey(i int) string { return fmt.Sprintf("local:%d", i) }
+
+// addLocal adds the local packages to pg, keyed by localKey, each task's
+// child the locked package it resolved to. It returns the local packages
+// by key (folder dependencies included) and the IDs of the packages
+// their tasks install.
+func addLocal(g *resolve.Graph, pg Graph, local []LocalOperator) (map[string]*LocalOperator, map[string]bool, error) {
+	byDigest := map[string]string{} // SOURCE@DIGEST -> package ID
+	for id, p := range g.Packages {
+		byDigest[p.Source+"@"+p.Descriptor.Digest.String()] = id
+	}
+	locals := map[string]*LocalOperator{}
+	claimed := map[string]bool{}
+	var add func(lo *LocalOperator, key string) error
+	add = func(lo *LocalOperator, key string) error {
+		locals[key] = lo
+		n := &Node{Name: lo.Name}
+		pg[key] = n
+		for i := range lo.Tasks {
+			t := &lo.Tasks[i]
+			c := Child{Task: t.Name, InstanceName: t.InstanceName, ParameterFile: t.ParameterFile}
+			if t.Local != nil {
+				c.Key = key + "/" + t.Name
+				if err := add(t.Local, c.Key); err != nil {
+					return err
+				}
+			} else {
+				id, ok := byDigest[t.Resolved]
+				if !ok || pg[id] == nil {
+					return fmt.Errorf("local operator %s: task %s installs %s, which is not a KUDO operator of the lock", lo.Name, t.Name, t.Resolved)
+				}
+				c.Key = id
+				claimed[id] = true
+			}
+			n.Children = append(n.Children, c)
+		}
+		return nil
+	}
+	for i := range local {
+		if err := add(&local[i], localKey(i)); err != nil {
+			return nil, nil, err
+		}
+	}
+	return locals, claimed, nil
 }
 
 // script is kudo/install.sh: the plan's commands in order, POSIX sh.
@@ -274,7 +375,14 @@ KUBECTL="${KUBECTL:-kubectl}"
 			fmt.Fprintf(&b, " with %s", st.Parameters)
 		}
 		b.WriteString("\n")
-		if len(st.Command) == 0 {
+		switch {
+		case st.Local != "" && st.Parent == "":
+			fmt.Fprintf(&b, "# (the local package %s, not in the lock: install it from there once the\n# steps above ran:  kubectl kudo install %s --instance %s)\n", st.Local, shellQuote(st.Local), shellQuote(st.Instance))
+			continue
+		case st.Local != "":
+			fmt.Fprintf(&b, "# (folder %s of the local package %s: installed with it)\n", st.Local, st.Parent)
+			continue
+		case len(st.Command) == 0:
 			fmt.Fprintf(&b, "# (folder %s of %s: installed with it)\n", st.Folder, st.Tarball)
 			continue
 		}

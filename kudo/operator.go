@@ -44,6 +44,9 @@ type OperatorTask struct {
 	ParameterFile   string
 	AppVersion      string
 	OperatorVersion string
+	// Parameters is the text of ParameterFile, a template of the
+	// package naming the task.
+	Parameters string
 	// Ref and Constraint name the package to resolve (repository
 	// package or tarball URL); empty for a folder dependency.
 	Ref        string
@@ -84,11 +87,13 @@ func (f Format) walk(p *Package, repoURL string, chain []link) (*Operator, error
 			return nil, fmt.Errorf("%s: task %q of kind %s has no spec.package (a repository package name, a folder or a tarball URL)", where, t.Name, t.Kind)
 		}
 		if s.ParameterFile != "" {
-			if _, ok := p.Templates[s.ParameterFile]; !ok {
+			text, ok := p.Templates[s.ParameterFile]
+			if !ok {
 				// KudoOperatorTask.Run looks it up among the templates
 				// (pkg/engine/task/task_kudo_operator.go instanceParameters).
 				return nil, fmt.Errorf("%s: task %q: parameterFile %s is not in templates/", where, t.Name, s.ParameterFile)
 			}
+			ot.Parameters = text
 		}
 		switch classify(s.Package) {
 		case pkgURL:

@@ -23,9 +23,9 @@ func TestSchemaMatchesTypes(t *testing.T) {
 		t.Fatalf("schema.json: %v", err)
 	}
 	// Sections and attributes belong to formats, which check their own
-	// part of the schema: `mixins` (package mixin) and a package's
-	// `crossplane` attribute.
-	formatOwned := map[string]bool{"mixins": true, "crossplane": true, "chartDigest": true, "tarballDigest": true}
+	// part of the schema: `mixins` (package mixin), `kudo` (package kudo)
+	// and a package's `crossplane` attribute.
+	formatOwned := map[string]bool{"mixins": true, "kudo": true, "crossplane": true, "chartDigest": true, "tarballDigest": true}
 	without := func(props map[string]json.RawMessage) map[string]json.RawMessage {
 		out := map[string]json.RawMessage{}
 		for k, v := range props {

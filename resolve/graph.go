@@ -23,6 +23,21 @@ type Graph struct {
 	Replaced map[string]string
 	// Warnings are non-fatal findings collected while resolving.
 	Warnings []string
+
+	// rootIDs maps each root Resolve was given to the ID of the package
+	// it resolved to (see RootID).
+	rootIDs map[Root]string
+}
+
+// RootID returns the ID of the package root resolved to, for a graph
+// Resolve returned (false for a root it was not given, and for a graph
+// rebuilt from a lock). Roots alike are one root of Roots, and two roots
+// that chose one package share its ID, so Roots alone cannot say which
+// package a given root became; a format that records per root what its
+// input said about it (a local KUDO package's task) asks here.
+func (g *Graph) RootID(root Root) (string, bool) {
+	id, ok := g.rootIDs[root]
+	return id, ok
 }
 
 // Package is one resolved package.

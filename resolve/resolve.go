@@ -184,6 +184,12 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 			if err != nil {
 				return nil, err
 			}
+			g.rootIDs = make(map[Root]string, len(roots))
+			for i, rr := range rootReqs {
+				if id, ok := rs.rootIDs[rr.key]; ok {
+					g.rootIDs[roots[i]] = id
+				}
+			}
 			for old, nw := range opts.Replace {
 				if g.hasSource(nw) {
 					g.Replaced[old] = nw

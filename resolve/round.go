@@ -34,6 +34,9 @@ type roundState struct {
 	// version was chosen from (settled reads it only in a round without
 	// hints, where they are the round's own).
 	chosenBy map[string]int
+	// rootIDs maps the node key of each root to its package ID, once
+	// finish has run.
+	rootIDs map[string]string
 }
 
 // settled reports whether every node's version was chosen from all the
@@ -283,6 +286,7 @@ func (rs *roundState) finish(rootKeys []string) (*Graph, error) {
 			g.Roots = appendUnique(g.Roots, id)
 		}
 	}
+	rs.rootIDs = ids
 	// A format that shares one version per repository (Crossplane) cannot
 	// install two: roots at two versions of such a package, or a root and
 	// a dependency that disagree, are a conflict.
