@@ -169,9 +169,16 @@ func TestE2ETrustPolicy(t *testing.T) {
 		}
 	}
 	// --verify-key alone is one required rule for everything: beta's key
-	// does not verify acme's app (db carries both signatures by now).
-	w.env.Expect(3, []string{"lock", "--lock", "v.lock", w.app + ":v1.0.0", "--verify-key", "keys/beta.pub"}, w.app+"@"+w.digests[w.app].String()+`: trust rule "--verify-key"`, "1 of 2 packages")
-	w.env.MustRun("lock", "--lock", "v.lock", w.app+":v1.0.0", "--verify-key", "keys/acme.pub", "--verify-key", "keys/beta.pub")
+	// does not verify acme's app (db carries both signatures by now). The
+	// working directory's ferry.yaml supplies the settings of a
+	// reference ROOT, its trust rules included, so these runs name a
+	// ferry.yaml without rules (--config).
+	w.env.WriteFile("plain.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\n")
+	w.env.Expect(3, []string{"lock", "--config", "plain.yaml", "--lock", "v.lock", w.app + ":v1.0.0", "--verify-key", "keys/beta.pub"}, w.app+"@"+w.digests[w.app].String()+`: trust rule "--verify-key"`, "1 of 2 packages")
+	w.env.MustRun("lock", "--config", "plain.yaml", "--lock", "v.lock", w.app+":v1.0.0", "--verify-key", "keys/acme.pub", "--verify-key", "keys/beta.pub")
+	// With the working directory's ferry.yaml, its rules cover app and db
+	// (acme's rule verifies app), and --verify-key covers the rest.
+	w.env.MustRun("lock", "--lock", "v2.lock", w.app+":v1.0.0", "--verify-key", "keys/beta.pub")
 
 	w.env.MustRun("mirror", "--to", w.mirror.Host+"/m")
 	if w.mirrorManifests() == 0 {
