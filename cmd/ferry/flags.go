@@ -140,6 +140,20 @@ func (g *globalFlags) lockInputs(env *ferry.Env, l *lock.Lock, lockPath string) 
 	return env.Inputs(l, lockPath, settings)
 }
 
+// requireSignedLock reports whether the ferry.yaml for lockPath (--config,
+// else the one beside the lock) sets lock.requireSigned.
+func (g *globalFlags) requireSignedLock(env *ferry.Env, lockPath string) bool {
+	path := g.config
+	if path == "" {
+		path = mirrorset.ConfigBeside(lockPath)
+	}
+	if path == "" {
+		return false
+	}
+	ms, err := mirrorset.LoadSettings(path, env.Formats)
+	return err == nil && ms.Lock.RequireSigned
+}
+
 func (g *globalFlags) register(c *cobra.Command) {
 	f := c.PersistentFlags()
 	f.StringVarP(&g.output, "output", "o", "", "output format: text or json (resolve: tree, json, dot or plan)")

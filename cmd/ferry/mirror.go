@@ -154,6 +154,11 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 					if err := checkArchiveLock(fromArchive, lockKey, data, sig); err != nil {
 						return err
 					}
+					if sig == nil && signKey == nil {
+						if err := lock.CheckUnsignedWrite(lockPath, g.requireSignedLock(env, lockPath)); err != nil {
+							return exitcode.With(exitcode.Mismatch, err)
+						}
+					}
 					if sig != nil && signKey == nil {
 						signedData, signedSig = data, sig
 					}

@@ -246,6 +246,25 @@ packages:
 		t.Fatal("a second import rewrote the signed lock")
 	}
 
+	// An unsigned archive imported without --lock-key never replaces the
+	// signed lock (a rolled-back closure would pass for it), nor writes a
+	// lock where ferry.yaml requires signed ones; nothing is pushed.
+	private.Reset()
+	air.Expect(3, []string{"mirror", "--from-archive", "unsigned.tar", "--to", to}, "ferry.lock is signed", "may not replace a signed one")
+	if air.ReadFile("ferry.lock") != signedLock || air.ReadFile("ferry.lock.sig") != signedSig {
+		t.Fatal("an unsigned import replaced the signed lock")
+	}
+	if n := manifestPuts(private); n != 0 {
+		t.Errorf("%d manifests pushed before the refusal", n)
+	}
+	other := clitest.New(t)
+	if err := os.WriteFile(other.Path("unsigned.tar"), []byte(air.ReadFile("unsigned.tar")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other.WriteFile("ferry.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\nlock: {requireSigned: true}\n")
+	other.Expect(3, []string{"mirror", "--from-archive", "unsigned.tar", "--to", to}, "requireSigned")
+	e2eAbsent(t, other.Path("ferry.lock"))
+
 	// An edited lock now makes the sidecar stale, and fails its signature.
 	air.WriteFile("ferry.lock", signedLock+"# edited\n")
 	air.Expect(3, []string{"verify", "--lock-key", "cosign.pub"}, "does not verify")
