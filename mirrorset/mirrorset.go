@@ -337,10 +337,11 @@ func (m *MirrorSet) ReplaceMap() map[string]string {
 // does not change resolution and is checked on every lock and mirror.
 func (m *MirrorSet) Digest() string {
 	type norm struct {
-		Packages []Package      `json:"packages"`
-		Replace  []Replace      `json:"replace"`
-		Use      map[string]Use `json:"use"`
-		Sections map[string]any `json:"sections,omitempty"`
+		Packages []Package         `json:"packages"`
+		Replace  []Replace         `json:"replace"`
+		Use      map[string]Use    `json:"use"`
+		Sections map[string]any    `json:"sections,omitempty"`
+		Env      map[string]string `json:"env,omitempty"`
 	}
 	n := norm{
 		Packages: append([]Package{}, m.Packages...),
@@ -355,6 +356,14 @@ func (m *MirrorSet) Digest() string {
 		var v any
 		if node.Decode(&v) == nil {
 			n.Sections[k] = canonical(v)
+		}
+	}
+	for _, in := range envInputs {
+		if k, v, ok := in(m); ok {
+			if n.Env == nil {
+				n.Env = map[string]string{}
+			}
+			n.Env[k] = v
 		}
 	}
 	sort.Slice(n.Packages, func(i, j int) bool {
@@ -481,3 +490,15 @@ func isFile(arg string) bool {
 	_, err := os.Stat(arg)
 	return err == nil
 }
+
+// EnvInput returns an input of resolution that comes from the environment
+// rather than from m (a format's environment variable, when m does not
+// set what it sets), as KEY and VALUE; ok is false when it does not apply.
+type EnvInput func(m *MirrorSet) (key, value string, ok bool)
+
+// envInputs are the registered EnvInputs.
+var envInputs []EnvInput
+
+// RegisterEnvInput makes in part of every MirrorSet's Digest: a lock
+// resolved under another value of it is stale. Formats call it from init.
+func RegisterEnvInput(in EnvInput) { envInputs = append(envInputs, in) }

@@ -42,6 +42,20 @@ func (Reader) CheckSections(m *mirrorset.MirrorSet) error {
 	return err
 }
 
+// The version strategy $FERRY_VERSION_STRATEGY gives, when ferry.yaml
+// and the flags set none, changes what resolves: it is an input of the
+// lock (a lock resolved under another strategy is stale).
+func init() {
+	mirrorset.RegisterEnvInput(func(m *mirrorset.MirrorSet) (string, string, bool) {
+		var s Settings
+		if _, err := m.Section(KeyPorter, &s); err != nil || s.VersionStrategy != "" {
+			return "", "", false
+		}
+		v := strings.TrimSpace(os.Getenv(StrategyEnv))
+		return StrategyEnv, v, v != ""
+	})
+}
+
 func settingsOf(m *mirrorset.MirrorSet) (Settings, error) {
 	var s Settings
 	if _, err := m.Section(KeyPorter, &s); err != nil {
