@@ -23,6 +23,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/ferryhq/ferry/client"
+	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/manifest"
 	"github.com/ferryhq/ferry/progress"
@@ -69,6 +70,11 @@ type Options struct {
 	// there (see trust.CheckMirror). Recorded artifacts are checked even
 	// when it is nil.
 	Trust *trust.Policy
+	// Formats are the package formats. With Deep, each package's root
+	// manifest is read again by the format that claims it, as resolution
+	// read it, and the lock must say the same: the package's kind, and
+	// every image it carries in images[] (see checkContents).
+	Formats []format.Format
 	// Reporter, when set, is told of each package checked and, with
 	// Deep, of each blob's bytes as they are re-hashed, for live
 	// progress. Nil reports nothing.
@@ -93,8 +99,12 @@ const (
 	// type than the lock records.
 	ProblemMediaType = "media-type"
 	// ProblemImage is an image the lock records that is not in the graph
-	// under its package's root manifest.
+	// under its package's root manifest, or one of the package's images
+	// the lock does not record.
 	ProblemImage = "image"
+	// ProblemKind is a package whose manifest is of another kind than the
+	// lock records.
+	ProblemKind = "kind"
 )
 
 // Problem is one disagreement between the lock and the mirror.
@@ -233,6 +243,8 @@ type checker struct {
 	// could not be read, so the graph is not whole.
 	graph      map[digest.Digest]bool
 	incomplete bool
+	// rootRaw is the package's root manifest as read from the mirror.
+	rootRaw []byte
 	// hashes is the run's record of blobs re-hashed, shared by every
 	// package's checker; pending are this package's blobs whose hash
 	// another package had in flight when they were reached.
@@ -258,11 +270,17 @@ func (c *checker) checkPackage(ctx context.Context, p *lock.Package) error {
 	}
 	root := p.Descriptor()
 	c.graph = map[digest.Digest]bool{root.Digest: true}
+	c.rootRaw = nil
 	if err := c.checkManifest(ctx, repo, repoName, root); err != nil {
 		return err
 	}
 	if err := c.waitPending(ctx); err != nil {
 		return err
+	}
+	if !c.incomplete && c.opts.Deep {
+		if err := c.checkContents(ctx, repo, repoName, p, root); err != nil {
+			return err
+		}
 	}
 	if !c.incomplete {
 		// Images are children of the manifest graph: an image digest the
@@ -424,6 +442,9 @@ func (c *checker) checkManifest(ctx context.Context, repo *remote.Repository, re
 		c.incomplete = true
 		c.problem(ref, ProblemUnreadable, "%v", err)
 		return nil
+	}
+	if c.rootRaw == nil {
+		c.rootRaw = raw // the first manifest checked is the root
 	}
 	if want.MediaType != "" && mt != want.MediaType {
 		c.problem(ref, ProblemMediaType, "manifest content is %s, the lock has %s", mt, want.MediaType)

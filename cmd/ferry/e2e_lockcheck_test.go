@@ -106,9 +106,13 @@ func TestE2ELockEditedImage(t *testing.T) {
 			problems := e2eProblems(t, env, args...)
 			found := false
 			for _, pr := range problems {
-				if pr.Kind == verify.ProblemImage && pr.Package == p.Source && strings.Contains(pr.Detail, name+"@"+edited) {
+				switch {
+				case pr.Kind == verify.ProblemImage && pr.Package == p.Source && strings.Contains(pr.Detail, name+"@"+edited):
 					found = true
-				} else {
+				case deep && pr.Kind == verify.ProblemImage && pr.Package == p.Source && strings.Contains(pr.Detail, "does not record"):
+					// --deep reads the bundle again: the image whose digest
+					// was replaced is one images[] no longer records.
+				default:
 					t.Errorf("unexpected problem: %s", pr)
 				}
 			}
@@ -128,6 +132,68 @@ func TestE2ELockEditedImage(t *testing.T) {
 			t.Errorf("install wrote out/ for a lock with an edited image: %v", err)
 		}
 	})
+}
+
+// TestE2ELockCheckedBothWays: the lock is checked against the package
+// the other way round too (issue 28): an image the package carries that
+// images[] no longer records, and a package kind edited into another,
+// are exit 3 from verify --deep, naming the field, because the format
+// that claims the manifest reads it again at the mirror.
+func TestE2ELockCheckedBothWays(t *testing.T) {
+	t.Parallel()
+	w := newE2EMirrored(t)
+	env := w.env
+	full := env.ReadFile("ferry.lock")
+	for _, tc := range []struct {
+		name, kind, want string
+		edit             func(p *lock.Package) bool
+	}{
+		{"image deleted from images[]", verify.ProblemImage, "does not record", func(p *lock.Package) bool {
+			if len(p.Images) == 0 {
+				return false
+			}
+			p.Images = p.Images[1:]
+			return true
+		}},
+		{"kind edited", verify.ProblemKind, `the lock has kind "helm.chart"`, func(p *lock.Package) bool {
+			if len(p.Images) == 0 {
+				return false
+			}
+			p.Kind = "helm.chart"
+			return true
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := lock.Parse([]byte(full))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var edited *lock.Package
+			for _, p := range l.Resolved() {
+				if tc.edit(p) {
+					edited = p
+					break
+				}
+			}
+			if edited == nil {
+				t.Fatal("no package to edit in the fixture lock")
+			}
+			if err := l.Write(env.Path("edited.lock")); err != nil {
+				t.Fatal(err)
+			}
+			env.Expect(exitcode.Mismatch, []string{"verify", "--lock", "edited.lock", "--deep"}, edited.Source, tc.want)
+			found := false
+			for _, pr := range e2eProblems(t, env, "--lock", "edited.lock", "--deep") {
+				if pr.Kind == tc.kind && pr.Package == edited.Source {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no %s problem for %s", tc.kind, edited.Source)
+			}
+		})
+	}
+	env.MustRun("verify", "--deep")
 }
 
 // headerRewriter lets a test change a response's headers just before

@@ -99,7 +99,7 @@ code is 3 if there is any.`,
 				return err
 			}
 			defer env.Close()
-			opts := verify.Options{Registry: env.Client, Deep: deep, Concurrency: g.jobs, Key: key, LockKey: lockKey, LockFile: lockPath}
+			opts := verify.Options{Registry: env.Client, Deep: deep, Concurrency: g.jobs, Key: key, LockKey: lockKey, LockFile: lockPath, Formats: env.Formats}
 			if deep {
 				opts.Reporter = g.startProgress()
 				defer g.stopProgress()

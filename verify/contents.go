@@ -1,0 +1,87 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/registry/remote"
+
+	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/manifest"
+)
+
+// kinded is a format that says which package kinds it reads.
+type kinded interface {
+	Kinds() []string
+}
+
+// checkContents checks the lock against the package itself, the other
+// way round from CheckImages: the root manifest is read again by the
+// format that claims it (format.Reader, as resolution read it, from the
+// mirror), and the lock must record the kind that format gives it, or,
+// when no format claims it, an opaque kind (an artifact or an image); and
+// every image the format finds in it (a Porter bundle's invocation and
+// component images) must be in images[]. An entry deleted from images[]
+// would otherwise leave that image out of install's relocation mapping,
+// and an edited kind would install the package as something else.
+func (c *checker) checkContents(ctx context.Context, repo *remote.Repository, repoName string, p *lock.Package, root ocispec.Descriptor) error {
+	if len(c.opts.Formats) == 0 || c.rootRaw == nil {
+		return nil
+	}
+	ref := repoName + "@" + root.Digest.String()
+	// The bytes decide the media type, not the lock (checkManifest
+	// reports a difference).
+	if mt, err := manifest.MediaType(c.rootRaw); err == nil {
+		root.MediaType = mt
+	}
+	for _, f := range c.opts.Formats {
+		r, ok := f.(format.Reader)
+		if !ok || !r.Match(root, c.rootRaw) {
+			continue
+		}
+		meta, err := r.Read(ctx, repo, root, c.rootRaw)
+		if errors.Is(err, format.ErrNotPackage) {
+			continue
+		}
+		if err != nil {
+			c.problem(ref, ProblemUnreadable, "reading the package as %s: %v", f.Name(), err)
+			return nil
+		}
+		if meta.Kind != p.Kind {
+			c.problem(ref, ProblemKind, "the manifest is a %s package (%s), the lock has kind %q", meta.Kind, f.Name(), p.Kind)
+		}
+		for _, im := range meta.Images {
+			if im.Descriptor.Digest == "" {
+				continue
+			}
+			if !slices.ContainsFunc(p.Images, func(x lock.Image) bool { return x.Digest == im.Descriptor.Digest.String() }) {
+				c.problem(ref, ProblemImage, "the package carries image %s@%s, which the lock's images[] does not record", im.Name, im.Descriptor.Digest)
+			}
+		}
+		return nil
+	}
+	// No format claims it: an opaque artifact, which the lock may record
+	// as the kind a parent gave it (an image a chart deploys), but not as
+	// a kind some format reads.
+	for _, f := range c.opts.Formats {
+		if k, ok := f.(kinded); ok && slices.Contains(k.Kinds(), p.Kind) {
+			c.problem(ref, ProblemKind, "the lock has kind %q, but no %s package is there (%s)", p.Kind, f.Name(), describe(root))
+		}
+	}
+	return nil
+}
+
+// describe names a manifest for a message: its media type and artifact
+// type.
+func describe(d ocispec.Descriptor) string {
+	parts := []string{d.MediaType}
+	if d.ArtifactType != "" {
+		parts = append(parts, "artifactType "+d.ArtifactType)
+	}
+	return fmt.Sprint(strings.Join(parts, ", "))
+}
