@@ -38,8 +38,15 @@ func TrustPolicy(ms *mirrorset.MirrorSet, file string, verifyKeys []string, trus
 // package; ferry mirror (mirroring set) only those a rule covers or that
 // record signatures, so mirroring a lock with no policy asks the sources
 // nothing before the copy.
+//
+// A lock that records a package's signatures but not one its rule
+// verified at the source (a lock written before the package was signed)
+// gains it; CheckTrustAt returns those additions (trust.Unrecorded) for
+// the caller to report, or to refuse when the lock is signed and cannot
+// be rewritten.
 func (e *Env) CheckTrust(ctx context.Context, pol *trust.Policy, l *lock.Lock, mirroring bool) error {
-	return pol.Apply(ctx, l, e.Client, e.Concurrency, mirroring)
+	_, err := pol.Apply(ctx, l, e.Client, e.Concurrency, mirroring)
+	return err
 }
 
 // CheckMirrorTrust checks, in the mirror (mirror overrides the locations
