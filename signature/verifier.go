@@ -164,6 +164,22 @@ func (v *Verifier) VerifyImage(ctx context.Context, repo Repository, d digest.Di
 	if err := v.Check(); err != nil {
 		return nil, err
 	}
+	refs, err := listReferrers(ctx, repo, d)
+	if err != nil {
+		return nil, err
+	}
+	return v.VerifyListed(ctx, repo, d, refs)
+}
+
+// VerifyListed is VerifyImage over the referrers of d the caller has
+// listed already (trust reads them with the rest of a package's attached
+// artifacts, relocate.Attached, the one discovery lock, mirror, verify and
+// install share), rather than listing them again. Every one is read, as
+// cosign reads them; those that hold no Sigstore bundle are skipped.
+func (v *Verifier) VerifyListed(ctx context.Context, repo Repository, d digest.Digest, refs []ocispec.Descriptor) (*Verified, error) {
+	if err := v.Check(); err != nil {
+		return nil, err
+	}
 	out := &Verified{}
 	var reasons []string
 	found := false
@@ -184,10 +200,6 @@ func (v *Verifier) VerifyImage(ctx context.Context, repo Repository, d digest.Di
 	}
 
 	// Bundles in referrers.
-	refs, err := listReferrers(ctx, repo, d)
-	if err != nil {
-		return nil, err
-	}
 	for _, ref := range refs {
 		// Every referrer is read, whatever artifactType its listing
 		// carries, as cosign reads them (see bundleLayer): the

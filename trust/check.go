@@ -217,7 +217,7 @@ func (p *Policy) checkPackage(ctx context.Context, pkg *lock.Package, repos Repo
 		}
 		return found, nil, nil
 	}
-	verified, why, none, err := rule.verify(ctx, repo, root.Digest)
+	verified, why, none, err := rule.verify(ctx, repo, root.Digest, found, true)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", pkg.Source, err)
 	}
@@ -244,10 +244,13 @@ func (p *Policy) checkPackage(ctx context.Context, pkg *lock.Package, repos Repo
 // bundles attached as OCI referrers, listed by the referrers API or its
 // tag-schema fallback whatever artifactType that lists them with. It is
 // the one signature check of the source (lock, mirror) and of the mirror
-// (verify, install). It returns the digests of the signature manifests
-// that verified, or why none did; none says there is no signature at all
-// (not even one that fails); an error is a failure to look.
-func (r *Rule) verify(ctx context.Context, repo signature.Repository, d digest.Digest) (verified map[string]bool, why string, none bool, err error) {
+// (verify, install). found is what Find discovered attached to d's
+// graph in repo when listed is set: d's referrers are taken from it
+// rather than listed again; otherwise the verifier lists them. It returns
+// the digests of the signature manifests that verified, or why none did;
+// none says there is no signature at all (not even one that fails); an
+// error is a failure to look.
+func (r *Rule) verify(ctx context.Context, repo signature.Repository, d digest.Digest, found []lock.Signature, listed bool) (verified map[string]bool, why string, none bool, err error) {
 	v := &signature.Verifier{Keys: r.Keys}
 	if r.root != nil {
 		v.TrustedRoot = r.root
@@ -255,7 +258,12 @@ func (r *Rule) verify(ctx context.Context, repo signature.Repository, d digest.D
 	for _, id := range r.Keyless {
 		v.Identities = append(v.Identities, signature.Identity{Issuer: id.Issuer, Subject: id.Subject, SubjectRegexp: id.SubjectRegexp})
 	}
-	res, err := v.VerifyImage(ctx, repo, d)
+	var res *signature.Verified
+	if listed {
+		res, err = v.VerifyListed(ctx, repo, d, Referrers(found, d))
+	} else {
+		res, err = v.VerifyImage(ctx, repo, d)
+	}
 	if errors.Is(err, signature.ErrNoSignature) {
 		return nil, err.Error(), true, nil
 	}
@@ -279,6 +287,19 @@ func (r *Rule) verify(ctx context.Context, repo signature.Repository, d digest.D
 // records and what a mirror copies are found by one rule.
 func Find(ctx context.Context, repo *remote.Repository, root ocispec.Descriptor) ([]lock.Signature, error) {
 	return relocate.Attached(ctx, repo, root, findConcurrency)
+}
+
+// Referrers returns the referrers of subject among found (Find's
+// records), as descriptors of their manifests.
+func Referrers(found []lock.Signature, subject digest.Digest) []ocispec.Descriptor {
+	var out []ocispec.Descriptor
+	for _, f := range found {
+		if f.Kind != KindReferrer || f.Subject != subject.String() {
+			continue
+		}
+		out = append(out, ocispec.Descriptor{MediaType: f.MediaType, Digest: digest.Digest(f.Digest), Size: f.Size, ArtifactType: f.ArtifactType})
+	}
+	return out
 }
 
 // findConcurrency bounds the referrer lookups of one package's graph.
@@ -359,24 +380,36 @@ func CheckMirror(ctx context.Context, repo *remote.Repository, repoName string, 
 			out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("%s is %s in the mirror, the lock records %s", label(s), desc.Digest, s.Digest)})
 		}
 	}
-	if pkg.Signatures != nil {
+	rule := pol.Rule(pkg.Source)
+	// What is attached to the package's graph in the mirror, found as
+	// at the source (Find): the one discovery of every stage.
+	var found []lock.Signature
+	listed := false
+	if pkg.Signatures != nil || rule != nil {
+		f, err := Find(ctx, repo, root)
+		switch {
+		case errors.Is(err, errdef.ErrNotFound):
+			// A manifest of the graph is not in the mirror: what reads
+			// the graph (verify, install) reports it, naming it.
+		case err != nil:
+			return nil, 0, fmt.Errorf("%s: looking up signatures: %w", repoName, err)
+		default:
+			found, listed = f, true
+		}
+	}
+	if pkg.Signatures != nil && listed {
 		// The lock names exactly what was verified or carried (an empty
 		// list: nothing); anything else attached to the package's graph
 		// in the mirror was put there afterwards.
-		extra, err := unnamed(ctx, repo, repoName, pkg)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, extra...)
+		out = append(out, unnamed(repoName, pkg, found)...)
 	}
-	rule := pol.Rule(pkg.Source)
 	if rule == nil {
 		return out, 0, nil
 	}
 	// The mirror is checked as the source was (checkPackage): every
 	// layout cosign writes, not the .sig tag alone.
 	ref := repoName + "@" + root.Digest.String()
-	verified, why, none, err := rule.verify(ctx, repo, root.Digest)
+	verified, why, none, err := rule.verify(ctx, repo, root.Digest, found, listed)
 	if err != nil {
 		return nil, 0, fmt.Errorf("checking the signatures of %s: %w", ref, err)
 	}
@@ -394,19 +427,10 @@ func CheckMirror(ctx context.Context, repo *remote.Repository, repoName string, 
 }
 
 // unnamed lists the cosign artifacts and referrers attached to a
-// manifest of pkg's graph in the mirror that pkg's recorded signatures do
-// not name. A cosign tag of a subject and kind the lock records, pointing
+// manifest of pkg's graph in the mirror (found) that pkg's recorded
+// signatures do not name. A cosign tag of a subject and kind the lock records, pointing
 // at another digest, is not listed: CheckMirror reports it already.
-func unnamed(ctx context.Context, repo *remote.Repository, repoName string, pkg *lock.Package) ([]Finding, error) {
-	found, err := Find(ctx, repo, pkg.Descriptor())
-	if errors.Is(err, errdef.ErrNotFound) {
-		// A manifest of the graph is not in the mirror: what reads the
-		// graph (verify, install) reports it, naming it.
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: looking up signatures: %w", repoName, err)
-	}
+func unnamed(repoName string, pkg *lock.Package, found []lock.Signature) []Finding {
 	named := map[string]bool{}
 	tagged := map[string]bool{}
 	for _, s := range pkg.Signatures {
@@ -424,7 +448,7 @@ func unnamed(ctx context.Context, repo *remote.Repository, repoName string, pkg 
 		}
 		out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("%s %s is in the mirror but the lock does not name it: it was attached after the lock was written", label(f), f.Digest)})
 	}
-	return out, nil
+	return out
 }
 
 // Failures returns every *Failure in err's tree, in order.

@@ -83,7 +83,10 @@ the next run with the same lock resumes it. ferry gc removes what is left.
 Before anything is copied, the packages are checked against the trust
 policy (ferry.yaml trust:, --verify-key, see ferry lock --help) and the
 signatures the lock records must be at the source with those digests; any
-failure is listed with its rule and exits 3, with nothing copied.
+failure is listed with its rule and exits 3, with nothing copied. A
+signature a rule verifies that the lock does not record (a lock written
+before signing) is added to the lock and copied, with a warning; a signed
+lock cannot gain it and the run exits 3 (run ferry lock again).
 
 Sharded: --lock F --to HOST[/PREFIX] --shard I/N (1 ≤ I ≤ N) copies one
 deterministic part of the lock, so N processes on N machines (a
