@@ -460,6 +460,11 @@ func (v *Verifier) VerifyBundle(bundleJSON []byte, d digest.Digest) (*Signature,
 	if err := b.UnmarshalJSON(bundleJSON); err != nil {
 		return nil, invalidf("not a Sigstore bundle: %v", err)
 	}
+	// cosign ignores a referrer whose bundle is older than v0.3
+	// (sigstore/cosign v3.1.2 pkg/oci/remote/signatures.go Bundle).
+	if !b.MinVersion("v0.3") {
+		return nil, errNotABundle
+	}
 	sum, err := hex.DecodeString(d.Encoded())
 	if err != nil {
 		return nil, invalidf("digest %s: %v", d, err)
