@@ -52,7 +52,8 @@ var sigLayouts = []sigLayout{
 }
 
 // TestE2ESignatureLayouts: for every layout cosign signs in, a package
-// signed by the trusted key passes lock, mirror, verify and install under
+// signed by the trusted key passes lock, mirror (to a registry, and
+// through an archive), verify and install under
 // a required rule (--verify-key), as `cosign verify` passes it at the
 // source and at the mirror; one signed by another key fails each, as
 // cosign fails it. A lock written before the package was signed
@@ -158,6 +159,15 @@ func testSignatureLayout(t *testing.T, tc sigLayout) {
 		env.MustRun(append([]string{"install", "--lock", "ok.lock", "--dest", "out"}, required...)...)
 		env.Expect(3, append([]string{"install", "--lock", "rogue.lock", "--dest", "rogue-out"}, required...), "refusing to install", `trust rule "--verify-key"`)
 		e2eAbsent(t, env.Path("rogue-out"))
+	})
+	stage("archive out and in", func() {
+		env.MustRun(append([]string{"mirror", "--lock", "ok.lock", "--to-archive", "c.tar"}, required...)...)
+		env.MustRun("mirror", "--from-archive", "c.tar", "--lock", "a.lock", "--to", mirror+"/a")
+		if err := cs.VerifyImage(t, pub, pinned(mirrored("a", app), app)); err != nil {
+			t.Fatalf("cosign verify rejects the package imported from the archive: %v", err)
+		}
+		env.Expect(0, append([]string{"verify", "--lock", "a.lock"}, required...), "1 signatures")
+		env.MustRun(append([]string{"install", "--lock", "a.lock", "--dest", "a-out"}, required...)...)
 	})
 	stage("lock written before signing", func() {
 		env.Expect(0, append([]string{"mirror", "--lock", "pre.lock", "--to", mirror + "/pre"}, required...), "pre.lock did not record", "recorded and copied")
