@@ -113,10 +113,16 @@ func Unreachable(err error) bool {
 // CheckTrustAt checks l's packages against pol, as CheckTrust does for a
 // mirror run, reading each package's signatures where origin (see Origin;
 // nil: the source) copies it from: a mirror holds the signatures ferry
-// copied into it.
-func (e *Env) CheckTrustAt(ctx context.Context, pol *trust.Policy, l *lock.Lock, origin func(*lock.Package) string) error {
+// copied into it. It returns the signatures a rule verified that l did
+// not record and that were added to it (see trust.Policy.Apply).
+func (e *Env) CheckTrustAt(ctx context.Context, pol *trust.Policy, l *lock.Lock, origin func(*lock.Package) string) ([]trust.Unrecorded, error) {
 	if origin == nil {
-		return e.CheckTrust(ctx, pol, l, true)
+		// Read through the source mirrors, as CheckTrust reads.
+		regs, _, err := e.sources(nil)
+		if err != nil {
+			return nil, err
+		}
+		return pol.Apply(ctx, l, regs, e.Concurrency, true)
 	}
 	names := map[string]string{}
 	for _, p := range l.Resolved() {

@@ -37,7 +37,11 @@ func TrustPolicy(ms *mirrorset.MirrorSet, file string, verifyKeys []string, trus
 // copied; on a failure, l is left as it was. ferry lock checks every
 // package; ferry mirror (mirroring set) only those a rule covers or that
 // record signatures, so mirroring a lock with no policy asks the sources
-// nothing before the copy.
+// nothing before the copy. A package that records its signatures but
+// not one its rule verified at the source (a lock written before the
+// package was signed) gains it; CheckTrustAt returns those additions
+// (trust.Unrecorded) for the caller to report, or to refuse when the lock
+// is signed and cannot be rewritten.
 //
 // With source mirrors (Env.Sources), a package's signatures are read at
 // the first location of its source.
@@ -46,7 +50,8 @@ func (e *Env) CheckTrust(ctx context.Context, pol *trust.Policy, l *lock.Lock, m
 	if err != nil {
 		return err
 	}
-	return pol.Apply(ctx, l, regs, e.Concurrency, mirroring)
+	_, err = pol.Apply(ctx, l, regs, e.Concurrency, mirroring)
+	return err
 }
 
 // CheckMirrorTrust checks, in the mirror (mirror overrides the locations

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ferryhq/ferry/signature"
 )
+
+// sigSuffix names a lock's signature beside it, LOCK.sig, as
+// signature.SigSuffix does (package lock does not import signature).
+const sigSuffix = ".sig"
 
 // ErrUnsignedReplace is wrapped by the error CheckUnsignedWrite returns
 // when an unsigned lock would replace a signed one, or when the policy
@@ -20,8 +23,8 @@ var ErrUnsignedReplace = errors.New("an unsigned lock may not replace a signed o
 // never replaced by untrusted), nor when requireSigned (ferry.yaml
 // `lock: {requireSigned: true}`) says every lock must be signed.
 func CheckUnsignedWrite(path string, requireSigned bool) error {
-	if _, err := os.Stat(path + signature.SigSuffix); err == nil {
-		return fmt.Errorf("%w: %s is signed (%s) and the new lock is not; sign it (ferry lock --sign-key, or mirror --to-archive --sign-key on the connected side), or write it elsewhere with --lock", ErrUnsignedReplace, path, path+signature.SigSuffix)
+	if _, err := os.Stat(path + sigSuffix); err == nil {
+		return fmt.Errorf("%w: %s is signed (%s) and the new lock is not; sign it (ferry lock --sign-key, or mirror --to-archive --sign-key on the connected side), or write it elsewhere with --lock", ErrUnsignedReplace, path, path+sigSuffix)
 	}
 	if requireSigned {
 		return fmt.Errorf("%w: ferry.yaml's lock.requireSigned is set and the new lock for %s is not signed; sign it (ferry lock --sign-key) before it is carried", ErrUnsignedReplace, path)

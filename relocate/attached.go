@@ -19,6 +19,7 @@ import (
 
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/signature"
 )
 
 // Attachments: what a registry holds attached to a package's manifests
@@ -213,6 +214,23 @@ func (cp copier) referrersOf(ctx context.Context, subject ocispec.Descriptor) ([
 		})
 		if err != nil && !errors.Is(err, errdef.ErrNotFound) {
 			return nil, fmt.Errorf("listing referrers of %s: %w", subject.Digest, err)
+		}
+		// A listing's artifactType is what the registry, or the tool
+		// that wrote the tag-schema fallback index, says; when that says
+		// nothing (signature.ArtifactTypeDecisive), the manifest is read,
+		// so that what the lock records is the referrer's own artifact
+		// type, whichever layout listed it.
+		for i, r := range refs {
+			if signature.ArtifactTypeDecisive(r.ArtifactType) || !isManifest(r.MediaType) {
+				continue
+			}
+			raw, err := content.FetchAll(ctx, cp.src, r)
+			if err != nil {
+				return nil, fmt.Errorf("reading referrer %s of %s: %w", r.Digest, subject.Digest, err)
+			}
+			if t := signature.ReferrerArtifactType(raw); t != "" {
+				refs[i].ArtifactType = t
+			}
 		}
 		return refs, nil
 	}

@@ -52,6 +52,10 @@ func TestRealCosignImage(t *testing.T) {
 		{name: "cosign v2 classic .sig", cosign: cosigntest.V2, wantKind: signature.KindSig},
 		{name: "cosign v3 bundle referrer", cosign: cosigntest.V3, wantKind: signature.KindReferrer},
 		{name: "cosign v3 classic .sig", cosign: cosigntest.V3, extra: []string{"--new-bundle-format=false"}, wantKind: signature.KindSig},
+		// The referrers tag fallback cosign v2 writes lists the bundle
+		// with its config's application/vnd.oci.empty.v1+json (issue 28,
+		// observation 2).
+		{name: "cosign v2 bundle referrer (--new-bundle-format)", cosign: cosigntest.V2, extra: []string{"--new-bundle-format"}, wantKind: signature.KindReferrer},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.cosign(t)

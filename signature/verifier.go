@@ -164,6 +164,22 @@ func (v *Verifier) VerifyImage(ctx context.Context, repo Repository, d digest.Di
 	if err := v.Check(); err != nil {
 		return nil, err
 	}
+	refs, err := listReferrers(ctx, repo, d)
+	if err != nil {
+		return nil, err
+	}
+	return v.VerifyListed(ctx, repo, d, refs)
+}
+
+// VerifyListed is VerifyImage over the referrers of d the caller has
+// listed already (trust reads them with the rest of a package's attached
+// artifacts, relocate.Attached, the one discovery lock, mirror, verify and
+// install share), rather than listing them again. Every one is read, as
+// cosign reads them; those that hold no Sigstore bundle are skipped.
+func (v *Verifier) VerifyListed(ctx context.Context, repo Repository, d digest.Digest, refs []ocispec.Descriptor) (*Verified, error) {
+	if err := v.Check(); err != nil {
+		return nil, err
+	}
 	out := &Verified{}
 	var reasons []string
 	found := false
@@ -184,15 +200,15 @@ func (v *Verifier) VerifyImage(ctx context.Context, repo Repository, d digest.Di
 	}
 
 	// Bundles in referrers.
-	refs, err := listReferrers(ctx, repo, d)
-	if err != nil {
-		return nil, err
-	}
 	for _, ref := range refs {
-		if !strings.HasPrefix(ref.ArtifactType, MediaTypeBundlePrefix) {
+		// Every referrer is read, whatever artifactType its listing
+		// carries, as cosign reads them (see bundleLayer): the
+		// tag-schema fallback cosign v2 writes lists a bundle as
+		// application/vnd.oci.empty.v1+json.
+		s, err := v.verifyReferrer(ctx, repo, ref, d)
+		if errors.Is(err, errNotABundle) {
 			continue
 		}
-		s, err := v.verifyReferrer(ctx, repo, ref, d)
 		if errors.Is(err, errNotASignature) {
 			attestations++
 			continue
@@ -352,8 +368,17 @@ func referrersByTag(ctx context.Context, repo Repository, d digest.Digest) ([]oc
 // (an attestation).
 var errNotASignature = errors.New("not a signature bundle")
 
-// verifyReferrer checks the bundle layers of referrer manifest ref.
+// errNotABundle: a referrer that carries no Sigstore bundle (an SBOM, a
+// notation signature), which cosign ignores.
+var errNotABundle = errors.New("not a Sigstore bundle referrer")
+
+// verifyReferrer checks the bundle layer of referrer manifest ref; a
+// referrer that holds no bundle as cosign reads one (bundleLayer) is
+// errNotABundle.
 func (v *Verifier) verifyReferrer(ctx context.Context, repo Repository, ref ocispec.Descriptor, d digest.Digest) (*Signature, error) {
+	if !isManifestType(ref.MediaType) {
+		return nil, errNotABundle
+	}
 	_, rc, err := repo.FetchReference(ctx, ref.Digest.String())
 	if errors.Is(err, errdef.ErrNotFound) {
 		return nil, invalidf("referrer manifest is missing")
@@ -373,25 +398,30 @@ func (v *Verifier) verifyReferrer(ctx context.Context, repo Repository, ref ocis
 	if p, ok := m.Annotations["dev.sigstore.bundle.predicateType"]; ok && p != CosignSignPredicateType {
 		return nil, errNotASignature
 	}
-	var reasons []string
-	for i, layer := range m.Layers {
-		if !strings.HasPrefix(layer.MediaType, MediaTypeBundlePrefix) {
-			continue
-		}
-		s, err := v.verifyBundleLayer(ctx, repo, layer, d)
-		if err == nil {
-			s.Manifest = ref
-			return s, nil
-		}
-		if errors.Is(err, errNotASignature) || !IsMismatch(err) {
-			return nil, err
-		}
-		reasons = append(reasons, fmt.Sprintf("layer %d: %v", i+1, err))
+	layer, ok := bundleLayer(m)
+	if !ok {
+		return nil, errNotABundle
 	}
-	if len(reasons) == 0 {
-		return nil, invalidf("holds no bundle layer")
+	s, err := v.verifyBundleLayer(ctx, repo, layer, d)
+	if err != nil {
+		return nil, err
 	}
-	return nil, invalidf("%s", strings.Join(reasons, "; "))
+	// The descriptor names what the manifest is, not what a listing
+	// said of it.
+	ref.ArtifactType = ArtifactType(m)
+	s.Manifest = ref
+	return s, nil
+}
+
+// isManifestType reports whether mediaType is an image manifest a
+// referrer can be (OCI, or Docker schema 2 as go-containerregistry may
+// list it); an empty media type is taken as one.
+func isManifestType(mediaType string) bool {
+	switch mediaType {
+	case "", ocispec.MediaTypeImageManifest, "application/vnd.docker.distribution.manifest.v2+json":
+		return true
+	}
+	return false
 }
 
 func (v *Verifier) verifyBundleLayer(ctx context.Context, repo Repository, layer ocispec.Descriptor, d digest.Digest) (*Signature, error) {
@@ -429,6 +459,11 @@ func (v *Verifier) VerifyBundle(bundleJSON []byte, d digest.Digest) (*Signature,
 	var b sgbundle.Bundle
 	if err := b.UnmarshalJSON(bundleJSON); err != nil {
 		return nil, invalidf("not a Sigstore bundle: %v", err)
+	}
+	// cosign ignores a referrer whose bundle is older than v0.3
+	// (sigstore/cosign v3.1.2 pkg/oci/remote/signatures.go Bundle).
+	if !b.MinVersion("v0.3") {
+		return nil, errNotABundle
 	}
 	sum, err := hex.DecodeString(d.Encoded())
 	if err != nil {

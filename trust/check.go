@@ -113,12 +113,34 @@ func (p *Policy) Check(ctx context.Context, pkgs []*lock.Package, repos Reposito
 	return records, nil
 }
 
+// Unrecorded is a signature a trust rule verified at a package's source
+// that the package's lock entry, which records its signatures, does not
+// name: it was attached after the lock was written (a lock written before
+// signing records `signatures: []`). Apply adds it to the entry, so that
+// a mirror copies it and verify finds it there.
+type Unrecorded struct {
+	// Source and Digest name the package.
+	Source, Digest string
+	// Signature is what was added, with the rule that verified it.
+	Signature lock.Signature
+}
+
+func (u Unrecorded) String() string {
+	return fmt.Sprintf("%s@%s: %s %s (trust rule %q)", u.Source, u.Digest, label(u.Signature), u.Signature.Digest, u.Signature.Rule)
+}
+
 // Apply runs Check over l's resolved packages and records what it found
-// in each package that records nothing yet. On a failure nothing is
-// recorded. With needed set, only the packages a rule covers or that
-// record signatures are checked, so a lock being mirrored with no policy
-// asks its sources nothing more.
-func (p *Policy) Apply(ctx context.Context, l *lock.Lock, repos Repositories, concurrency int, needed bool) error {
+// in each package that records nothing yet. A package that records its
+// signatures keeps them, and gains the signatures its rule verified at the
+// source that it does not name, which Apply returns (Unrecorded): the
+// signatures a required rule relies on then travel with the package, as
+// verify and install will look for them in the mirror. Attestations,
+// SBOMs and unverified signatures the record does not name stay behind (a
+// mirror reports them as ignored). On a failure nothing is recorded. With
+// needed set, only the packages a rule covers or that record signatures
+// are checked, so a lock being mirrored with no policy asks its sources
+// nothing more.
+func (p *Policy) Apply(ctx context.Context, l *lock.Lock, repos Repositories, concurrency int, needed bool) ([]Unrecorded, error) {
 	var pkgs []*lock.Package
 	for _, pkg := range l.Resolved() {
 		if !needed || len(pkg.Signatures) > 0 || p.Rule(pkg.Source) != nil {
@@ -126,20 +148,34 @@ func (p *Policy) Apply(ctx context.Context, l *lock.Lock, repos Repositories, co
 		}
 	}
 	if len(pkgs) == 0 {
-		return nil
+		return nil, nil
 	}
 	records, err := p.Check(ctx, pkgs, repos, concurrency)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var added []Unrecorded
 	for _, pkg := range pkgs {
+		found := records[Key(pkg.Source, pkg.Digest)]
 		if pkg.Signatures == nil {
 			// Non-nil even when empty: the lock then says "recorded,
 			// none", and an import pushes no artifact it does not name.
-			pkg.Signatures = append(lock.Signatures{}, records[Key(pkg.Source, pkg.Digest)]...)
+			pkg.Signatures = append(lock.Signatures{}, found...)
+			continue
+		}
+		named := map[string]bool{}
+		for _, s := range pkg.Signatures {
+			named[s.Subject+" "+s.Kind+" "+s.Digest] = true
+		}
+		for _, s := range found {
+			if s.Rule == "" || named[s.Subject+" "+s.Kind+" "+s.Digest] {
+				continue
+			}
+			pkg.Signatures = append(pkg.Signatures, s)
+			added = append(added, Unrecorded{Source: pkg.Source, Digest: pkg.Digest, Signature: s})
 		}
 	}
-	return nil
+	return added, nil
 }
 
 // checkPackage returns pkg's records and, if it fails the policy, a
@@ -175,19 +211,21 @@ func (p *Policy) checkPackage(ctx context.Context, pkg *lock.Package, repos Repo
 	if rule == nil {
 		return found, nil, nil
 	}
-	hasSig := false
-	for _, s := range found {
-		hasSig = hasSig || s.Kind == KindSig || s.Kind == KindReferrer
-	}
-	if !hasSig {
+	if repo == nil {
 		if rule.Required {
 			return found, fail("no signature of %s (required)", pkg.Digest), nil
 		}
 		return found, nil, nil
 	}
-	verified, why, err := rule.verify(ctx, repo, root.Digest)
+	verified, why, none, err := rule.verify(ctx, repo, root.Digest, found, true)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", pkg.Source, err)
+	}
+	if none {
+		if rule.Required {
+			return found, fail("no signature of %s (required)", pkg.Digest), nil
+		}
+		return found, nil, nil
 	}
 	if len(verified) == 0 {
 		return found, fail("%s", why), nil
@@ -201,11 +239,18 @@ func (p *Policy) checkPackage(ctx context.Context, pkg *lock.Package, repos Repo
 }
 
 // verify checks d's signatures in repo with the rule's keys and keyless
-// identities through Sigstore's libraries (signature.Verifier): cosign's
-// classic .sig tag and Sigstore bundles attached as OCI referrers. It
-// returns the digests of the signature manifests that verified, or why
-// none did; an error is a failure to look.
-func (r *Rule) verify(ctx context.Context, repo signature.Repository, d digest.Digest) (map[string]bool, string, error) {
+// identities through Sigstore's libraries (signature.Verifier), in every
+// layout cosign writes: the classic sha256-HEX.sig tag, and Sigstore
+// bundles attached as OCI referrers, listed by the referrers API or its
+// tag-schema fallback whatever artifactType that lists them with. It is
+// the one signature check of the source (lock, mirror) and of the mirror
+// (verify, install). found is what Find discovered attached to d's
+// graph in repo when listed is set: d's referrers are taken from it
+// rather than listed again; otherwise the verifier lists them. It returns
+// the digests of the signature manifests that verified, or why none did;
+// none says there is no signature at all (not even one that fails); an
+// error is a failure to look.
+func (r *Rule) verify(ctx context.Context, repo signature.Repository, d digest.Digest, found []lock.Signature, listed bool) (verified map[string]bool, why string, none bool, err error) {
 	v := &signature.Verifier{Keys: r.Keys}
 	if r.root != nil {
 		v.TrustedRoot = r.root
@@ -213,18 +258,26 @@ func (r *Rule) verify(ctx context.Context, repo signature.Repository, d digest.D
 	for _, id := range r.Keyless {
 		v.Identities = append(v.Identities, signature.Identity{Issuer: id.Issuer, Subject: id.Subject, SubjectRegexp: id.SubjectRegexp})
 	}
-	res, err := v.VerifyImage(ctx, repo, d)
+	var res *signature.Verified
+	if listed {
+		res, err = v.VerifyListed(ctx, repo, d, Referrers(found, d))
+	} else {
+		res, err = v.VerifyImage(ctx, repo, d)
+	}
+	if errors.Is(err, signature.ErrNoSignature) {
+		return nil, err.Error(), true, nil
+	}
 	if signature.IsMismatch(err) {
-		return nil, err.Error(), nil
+		return nil, err.Error(), false, nil
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	ok := map[string]bool{}
 	for _, s := range res.Signatures {
 		ok[s.Manifest.Digest.String()] = true
 	}
-	return ok, "", nil
+	return ok, "", false, nil
 }
 
 // Find returns the cosign artifacts (sha256-HEX.sig|.att|.sbom) and OCI
@@ -234,6 +287,19 @@ func (r *Rule) verify(ctx context.Context, repo signature.Repository, d digest.D
 // records and what a mirror copies are found by one rule.
 func Find(ctx context.Context, repo *remote.Repository, root ocispec.Descriptor) ([]lock.Signature, error) {
 	return relocate.Attached(ctx, repo, root, findConcurrency)
+}
+
+// Referrers returns the referrers of subject among found (Find's
+// records), as descriptors of their manifests.
+func Referrers(found []lock.Signature, subject digest.Digest) []ocispec.Descriptor {
+	var out []ocispec.Descriptor
+	for _, f := range found {
+		if f.Kind != KindReferrer || f.Subject != subject.String() {
+			continue
+		}
+		out = append(out, ocispec.Descriptor{MediaType: f.MediaType, Digest: digest.Digest(f.Digest), Size: f.Size, ArtifactType: f.ArtifactType})
+	}
+	return out
 }
 
 // findConcurrency bounds the referrer lookups of one package's graph.
@@ -314,41 +380,44 @@ func CheckMirror(ctx context.Context, repo *remote.Repository, repoName string, 
 			out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("%s is %s in the mirror, the lock records %s", label(s), desc.Digest, s.Digest)})
 		}
 	}
-	if pkg.Signatures != nil {
+	rule := pol.Rule(pkg.Source)
+	// What is attached to the package's graph in the mirror, found as
+	// at the source (Find): the one discovery of every stage.
+	var found []lock.Signature
+	listed := false
+	if pkg.Signatures != nil || rule != nil {
+		f, err := Find(ctx, repo, root)
+		switch {
+		case errors.Is(err, errdef.ErrNotFound):
+			// A manifest of the graph is not in the mirror: what reads
+			// the graph (verify, install) reports it, naming it.
+		case err != nil:
+			return nil, 0, fmt.Errorf("%s: looking up signatures: %w", repoName, err)
+		default:
+			found, listed = f, true
+		}
+	}
+	if pkg.Signatures != nil && listed {
 		// The lock names exactly what was verified or carried (an empty
 		// list: nothing); anything else attached to the package's graph
 		// in the mirror was put there afterwards.
-		extra, err := unnamed(ctx, repo, repoName, pkg)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, extra...)
+		out = append(out, unnamed(repoName, pkg, found)...)
 	}
-	rule := pol.Rule(pkg.Source)
 	if rule == nil {
 		return out, 0, nil
 	}
-	ref := repoName + ":" + signature.Tag(root.Digest)
-	hasSig := false
-	for _, s := range pkg.Signatures {
-		hasSig = hasSig || s.Kind == KindSig
+	// The mirror is checked as the source was (checkPackage): every
+	// layout cosign writes, not the .sig tag alone.
+	ref := repoName + "@" + root.Digest.String()
+	verified, why, none, err := rule.verify(ctx, repo, root.Digest, found, listed)
+	if err != nil {
+		return nil, 0, fmt.Errorf("checking the signatures of %s: %w", ref, err)
 	}
-	if !hasSig {
-		if _, err := repo.Resolve(ctx, signature.Tag(root.Digest)); err == nil {
-			hasSig = true
-		} else if !errors.Is(err, errdef.ErrNotFound) {
-			return nil, 0, fmt.Errorf("resolving %s: %w", ref, err)
-		}
-	}
-	if !hasSig {
+	if none {
 		if rule.Required {
-			out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("trust rule %q requires a signature of %s; there is none", rule.Name, root.Digest)})
+			out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("trust rule %q requires a signature of %s; there is none (no %s tag and no Sigstore signature bundle referrer)", rule.Name, root.Digest, signature.Tag(root.Digest))})
 		}
 		return out, 0, nil
-	}
-	verified, why, err := rule.verify(ctx, repo, root.Digest)
-	if err != nil {
-		return nil, 0, fmt.Errorf("checking the signature %s: %w", ref, err)
 	}
 	if len(verified) == 0 {
 		out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("trust rule %q: %s", rule.Name, why)})
@@ -358,19 +427,10 @@ func CheckMirror(ctx context.Context, repo *remote.Repository, repoName string, 
 }
 
 // unnamed lists the cosign artifacts and referrers attached to a
-// manifest of pkg's graph in the mirror that pkg's recorded signatures do
-// not name. A cosign tag of a subject and kind the lock records, pointing
+// manifest of pkg's graph in the mirror (found) that pkg's recorded
+// signatures do not name. A cosign tag of a subject and kind the lock records, pointing
 // at another digest, is not listed: CheckMirror reports it already.
-func unnamed(ctx context.Context, repo *remote.Repository, repoName string, pkg *lock.Package) ([]Finding, error) {
-	found, err := Find(ctx, repo, pkg.Descriptor())
-	if errors.Is(err, errdef.ErrNotFound) {
-		// A manifest of the graph is not in the mirror: what reads the
-		// graph (verify, install) reports it, naming it.
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: looking up signatures: %w", repoName, err)
-	}
+func unnamed(repoName string, pkg *lock.Package, found []lock.Signature) []Finding {
 	named := map[string]bool{}
 	tagged := map[string]bool{}
 	for _, s := range pkg.Signatures {
@@ -388,7 +448,7 @@ func unnamed(ctx context.Context, repo *remote.Repository, repoName string, pkg 
 		}
 		out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("%s %s is in the mirror but the lock does not name it: it was attached after the lock was written", label(f), f.Digest)})
 	}
-	return out, nil
+	return out
 }
 
 // Failures returns every *Failure in err's tree, in order.

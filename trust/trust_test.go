@@ -334,3 +334,83 @@ func TestMirrorSetTrust(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyUnrecorded: a lock that records a package's signatures (a lock
+// written before signing records `signatures: []`) gains, when mirrored,
+// the signatures its rule verifies at the source, and Apply returns them;
+// a lock that records nothing records everything found, and one that
+// names the signature already, or whose package no rule covers, is left
+// as it is.
+func TestApplyUnrecorded(t *testing.T) {
+	ctx := context.Background()
+	reg := registrytest.New(t)
+	c := registrytest.Client(t)
+	dir := t.TempDir()
+	acme := writeKey(t, dir, "acme.pub")
+	pkgOf := func(path string, sign bool) lock.Package {
+		name := reg.Host + "/" + path
+		repo := registrytest.Repository(t, c, name)
+		desc, err := fixture.PushImage(ctx, repo, path, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sign {
+			if _, err := acme.SignImage(ctx, repo, name, desc.Digest); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return lock.Package{Source: name, Version: "v1", Digest: desc.Digest.String(), MediaType: desc.MediaType, Size: desc.Size}
+	}
+	signed, unsigned, free := pkgOf("acme/app", true), pkgOf("acme/unsigned", false), pkgOf("free/x", true)
+	pol, err := trust.New(&trust.Config{Rules: []trust.RuleConfig{{Match: reg.Host + "/acme/", Keys: []string{"acme.pub"}}}}, trust.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded := func(p lock.Package) lock.Signatures {
+		cp := p
+		recs, err := pol.Check(ctx, []*lock.Package{&cp}, c, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs[trust.Key(p.Source, p.Digest)]
+	}
+	tests := []struct {
+		name      string
+		pkg       lock.Package
+		record    lock.Signatures
+		wantAdded int
+		wantSigs  int
+	}{
+		{name: "lock written before signing", pkg: signed, record: lock.Signatures{}, wantAdded: 1, wantSigs: 1},
+		{name: "lock that records nothing", pkg: signed, record: nil, wantAdded: 0, wantSigs: 1},
+		{name: "lock that names the signature", pkg: signed, record: recorded(signed), wantAdded: 0, wantSigs: 1},
+		{name: "unsigned under a rule that does not require", pkg: unsigned, record: lock.Signatures{}, wantAdded: 0, wantSigs: 0},
+		{name: "signed, no rule", pkg: free, record: lock.Signatures{}, wantAdded: 0, wantSigs: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.pkg
+			p.Signatures = append(tc.record[:0:0], tc.record...)
+			if tc.record == nil {
+				p.Signatures = nil
+			}
+			l := &lock.Lock{Packages: []lock.Package{p}}
+			added, err := pol.Apply(ctx, l, c, 1, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := l.Packages[0].Signatures
+			if len(added) != tc.wantAdded || len(got) != tc.wantSigs {
+				t.Fatalf("added %v, the lock records %+v; want %d added, %d recorded", added, got, tc.wantAdded, tc.wantSigs)
+			}
+			for _, a := range added {
+				if a.Source != p.Source || a.Digest != p.Digest || a.Signature.Kind != trust.KindSig || a.Signature.Rule != reg.Host+"/acme/" {
+					t.Errorf("added %+v", a)
+				}
+				if !strings.Contains(a.String(), signature.Tag(digestOf(&p))) {
+					t.Errorf("%q does not name the signature's tag", a.String())
+				}
+			}
+		})
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/relocate"
+	"github.com/ferryhq/ferry/trust"
 )
 
 func newMirrorCmd(g *globalFlags) *cobra.Command {
@@ -83,7 +84,10 @@ the next run with the same lock resumes it. ferry gc removes what is left.
 Before anything is copied, the packages are checked against the trust
 policy (ferry.yaml trust:, --verify-key, see ferry lock --help) and the
 signatures the lock records must be at the source with those digests; any
-failure is listed with its rule and exits 3, with nothing copied.
+failure is listed with its rule and exits 3, with nothing copied. A
+signature a rule verifies that the lock does not record (a lock written
+before signing) is added to the lock and copied, with a warning; a signed
+lock cannot gain it and the run exits 3 (run ferry lock again).
 
 Sharded: --lock F --to HOST[/PREFIX] --shard I/N (1 ≤ I ≤ N) copies one
 deterministic part of the lock, so N processes on N machines (a
@@ -204,7 +208,11 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 					return err
 				}
 			}
-			if err := env.CheckTrustAt(cmd.Context(), pol, l, origin); err != nil { // before anything is copied
+			unrecorded, err := env.CheckTrustAt(cmd.Context(), pol, l, origin) // before anything is copied
+			if err != nil {
+				return err
+			}
+			if err := unrecordedSignatures(lockPath, unrecorded, keep != nil); err != nil {
 				return err
 			}
 			// Mixins come from the feed, or, from mirror to mirror, from
@@ -475,4 +483,31 @@ func ignoredWarnings(rep *relocate.Report) []string {
 		out = append(out, fmt.Sprintf("not imported, the lock does not name it: %s", i))
 	}
 	return out
+}
+
+// unrecordedSignatures reports the signatures the trust check verified at
+// the sources that the lock did not record (a lock written before the
+// packages were signed): they are now in the lock and are copied, with a
+// warning that names them. A signed lock (signed, the lock kept as it is)
+// cannot gain them: the run is refused before anything is copied (exit
+// 3), naming ferry lock to record them, or --sign-key to sign the lock
+// this run writes.
+func unrecordedSignatures(lockPath string, added []trust.Unrecorded, signed bool) error {
+	if len(added) == 0 {
+		return nil
+	}
+	lines := make([]string, len(added))
+	for i, u := range added {
+		lines[i] = u.String()
+	}
+	if signed {
+		return exitcode.Mismatchf("%s is signed and does not record %d signatures the trust policy verified at the source (attached after the lock was written), which verify and install would look for in the mirror:\n%s\nrun ferry lock --sign-key cosign.key to record them, or ferry mirror --sign-key cosign.key to sign the lock this run writes",
+			lockPath, len(added), strings.Join(lines, "\n"))
+	}
+	msgs := make([]string, len(added))
+	for i, l := range lines {
+		msgs[i] = fmt.Sprintf("%s did not record %s, which the trust policy verified at the source (attached after the lock was written): recorded and copied; run ferry lock to record signatures when locking", lockPath, l)
+	}
+	warn(msgs)
+	return nil
 }

@@ -173,3 +173,27 @@ func (c *Cosign) SignImage(t testing.TB, key, ref string, extra ...string) {
 	args = append(args, ref)
 	c.Run(t, t.TempDir(), args...)
 }
+
+// VerifyImage runs `cosign verify --key pub` on ref (HOST/REPO@sha256:...)
+// on a loopback registry, offline (no transparency-log lookup), and returns
+// its failure: the oracle of every signature layout cosign writes, which it
+// finds itself (the classic .sig tag, Sigstore bundles in referrers).
+//
+// A Sigstore bundle is verified against a trusted root, which cosign would
+// otherwise fetch from the Sigstore TUF repository: an empty one is given
+// (no CA, log or TSA), enough for a key and an ignored transparency log.
+func (c *Cosign) VerifyImage(t testing.TB, pub, ref string) error {
+	t.Helper()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "trusted_root.json")
+	if err := os.WriteFile(root, []byte(emptyTrustedRoot), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"verify", "--key", pub, "--insecure-ignore-tlog=true", "--allow-insecure-registry", "--allow-http-registry", "--trusted-root", root, ref}
+	_, err := c.TryRun(t, dir, args...)
+	return err
+}
+
+// emptyTrustedRoot is a Sigstore trusted root that trusts nothing
+// (protobuf-specs TrustedRoot, media type version 0.1).
+const emptyTrustedRoot = `{"mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1"}`
