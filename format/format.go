@@ -46,6 +46,16 @@ type Reader interface {
 	Read(ctx context.Context, repo content.Fetcher, desc ocispec.Descriptor, manifest []byte) (*Metadata, error)
 }
 
+// ImageCarrier is a Reader whose packages carry images of their own in
+// their manifest graph (Metadata.Images: a Porter bundle's invocation and
+// component images), which the lock records in images[]. verify --deep
+// reads such a package again to check that images[] lacks none.
+type ImageCarrier interface {
+	Reader
+	// CarriesImages reports true.
+	CarriesImages() bool
+}
+
 // Metadata is what the resolver needs to know about one package.
 type Metadata struct {
 	// Kind is one of the Kind constants.

@@ -33,6 +33,10 @@ func (Reader) Name() string { return "porter" }
 // Kinds lists the package kinds the format reads.
 func (Reader) Kinds() []string { return []string{format.KindPorterBundle} }
 
+// CarriesImages reports that a bundle carries images: its invocation and
+// component images, in its index (format.ImageCarrier).
+func (Reader) CarriesImages() bool { return true }
+
 // Sections lists the ferry.yaml keys the format owns.
 func (Reader) Sections() []string { return []string{KeyPorter} }
 

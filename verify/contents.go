@@ -1,13 +1,16 @@
 package verify
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/ferryhq/ferry/format"
@@ -44,7 +47,17 @@ func (c *checker) checkContents(ctx context.Context, repo *remote.Repository, re
 		if !ok || !r.Match(root, c.rootRaw) {
 			continue
 		}
-		meta, err := r.Read(ctx, repo, root, c.rootRaw)
+		if _, carries := f.(format.ImageCarrier); !carries {
+			// The format's kinds are enough to judge the kind; reading
+			// the package again (a chart's archive) is not needed.
+			if k, ok := f.(kinded); ok && !slices.Contains(k.Kinds(), p.Kind) {
+				c.problem(ref, ProblemKind, "the manifest is a %s package (%s), the lock has kind %q", f.Name(), strings.Join(k.Kinds(), " or "), p.Kind)
+			}
+			return nil
+		}
+		// Read as resolution read it; the blobs it reads (a bundle's
+		// bundle.json) were just re-hashed and are served from memory.
+		meta, err := r.Read(ctx, smallBlobs{h: c.hashes, next: repo}, root, c.rootRaw)
 		if errors.Is(err, format.ErrNotPackage) {
 			continue
 		}
@@ -84,4 +97,24 @@ func describe(d ocispec.Descriptor) string {
 		parts = append(parts, "artifactType "+d.ArtifactType)
 	}
 	return fmt.Sprint(strings.Join(parts, ", "))
+}
+
+// maxSmallBlob bounds the blobs a deep verification keeps in memory once
+// re-hashed (config blobs: a bundle's bundle.json), so that checkContents
+// reads none of them twice.
+const maxSmallBlob = 256 << 10
+
+// smallBlobs serves the blobs the run re-hashed and kept, and reads any
+// other from next.
+type smallBlobs struct {
+	h    *hashes
+	next content.Fetcher
+}
+
+// Fetch returns desc's bytes from memory when the run kept them.
+func (s smallBlobs) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
+	if b := s.h.small(desc.Digest); b != nil && int64(len(b)) == desc.Size {
+		return io.NopCloser(bytes.NewReader(b)), nil
+	}
+	return s.next.Fetch(ctx, desc)
 }

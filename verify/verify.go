@@ -584,7 +584,14 @@ func (c *checker) hash(ctx context.Context, repo *remote.Repository, repoName st
 	}
 	defer rc.Close()
 	h := want.Digest.Algorithm().Hash()
-	n, err := io.Copy(h, progress.NewReader(rc, prog, ref))
+	var w io.Writer = h
+	var kept *bytes.Buffer
+	if want.Size <= maxSmallBlob {
+		// Kept for checkContents, which reads config blobs again.
+		kept = &bytes.Buffer{}
+		w = io.MultiWriter(h, kept)
+	}
+	n, err := io.Copy(w, progress.NewReader(rc, prog, ref))
 	c.hashes.read(n)
 	if err != nil && (!isMismatch(err) || client.IsTransient(err)) {
 		// A download cut short that could not be resumed is a failure of
@@ -594,6 +601,9 @@ func (c *checker) hash(ctx context.Context, repo *remote.Repository, repoName st
 	if got := digest.NewDigest(want.Digest.Algorithm(), h); got != want.Digest {
 		c.problem(ref, ProblemDigest, "blob hashes to %s (%d bytes), the lock has %s", got, n, want.Digest)
 		return false, nil
+	}
+	if kept != nil {
+		c.hashes.keep(want.Digest, kept.Bytes())
 	}
 	return true, nil
 }
@@ -613,6 +623,26 @@ type hashes struct {
 	m     map[blobKey]*hashEntry
 	reads int
 	bytes int64
+	// kept holds the bytes of small blobs that hashed to their digest
+	// (maxSmallBlob), for checkContents.
+	kept map[digest.Digest][]byte
+}
+
+// keep records the bytes of a small blob proven to hash to d.
+func (h *hashes) keep(d digest.Digest, b []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.kept == nil {
+		h.kept = map[digest.Digest][]byte{}
+	}
+	h.kept[d] = b
+}
+
+// small returns the kept bytes of d, or nil.
+func (h *hashes) small(d digest.Digest) []byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.kept[d]
 }
 
 // hashEntry is one blob's shared re-hash: done is closed when it ends,
