@@ -302,4 +302,3 @@ func TestRealworldCrossplaneLockOffline(t *testing.T) {
 		t.Errorf("roots Crossplane cannot install: %v, want %v", conflicting, wantConflicts)
 	}
 }
-
