@@ -383,6 +383,21 @@ type slot struct {
 
 var _ format.Repository = (*Repository)(nil)
 
+// atMirror returns where u is read: for a mirror (OpenMirror), a URL
+// below the source repository's URL is read at the same place below the
+// mirror's, as a copy of the repository serves it (an index.yaml copied
+// unchanged names the source's own URLs); any other URL as written.
+func (r *Repository) atMirror(u string) string {
+	if r.sourceURL == r.repoURL {
+		return u
+	}
+	src := strings.TrimSuffix(r.sourceURL, "/") + "/"
+	if rest, ok := strings.CutPrefix(u, src); ok {
+		return strings.TrimSuffix(r.repoURL, "/") + "/" + rest
+	}
+	return u
+}
+
 // source returns REPOURL/NAME without userinfo, for messages.
 func (r *Repository) source() string { return SafeURL(r.repoURL) + "/" + r.name }
 
@@ -665,6 +680,7 @@ func (r *Repository) synthesize(ctx context.Context, v *slot) (Artifact, error) 
 			lastErr = fmt.Errorf("%s: %w", what, redact.Error(err))
 			continue
 		}
+		full = r.atMirror(full)
 		b, err := get(ctx, r.hc, full, r.rules.MaxArchiveSize, r.rules.httpNotFound())
 		if err != nil {
 			lastErr = fmt.Errorf("%s: %w", what, err)

@@ -113,9 +113,10 @@ var realworldKudoOperators = []struct {
 
 // TestRealworldKudoLockOffline publishes every vendored kudobuilder/operators
 // package, unedited, as the KUDO community repository would serve it, on
-// a loopback server reached only through ferry.yaml `mirrors:` (the index
-// written by `kubectl kudo repo index --url MIRROR`, as a copy of the
-// repository is), and every image its templates deploy at its Docker Hub
+// a loopback server reached only through ferry.yaml `mirrors:` (its
+// index.yaml as `kubectl kudo repo index --url` wrote it for the
+// community repository, with absolute URLs there, copied unchanged: the
+// tarballs are read at the mirror), and every image its templates deploy at its Docker Hub
 // or Quay name's place in a loopback registry; `ferry lock --offline`
 // reads nothing else. The lock names the community repository and
 // docker.io/quay.io, never the mirrors; each operator is locked at the
@@ -146,7 +147,7 @@ func TestRealworldKudoLockOffline(t *testing.T) {
 		srv.Put("/v1/"+file, data)
 		tarballs[o.Name+":"+p.Version()] = data
 		sum := sha256.Sum256(data)
-		idx.Entries[o.Name] = append(idx.Entries[o.Name], &kudo.IndexVersion{Name: o.Name, AppVersion: o.AppVersion, OperatorVersion: o.OperatorVersion, URLs: []string{mirrorURL + "/" + file}, Digest: hex.EncodeToString(sum[:])})
+		idx.Entries[o.Name] = append(idx.Entries[o.Name], &kudo.IndexVersion{Name: o.Name, AppVersion: o.AppVersion, OperatorVersion: o.OperatorVersion, URLs: []string{kudoCommunity + "/" + file}, Digest: hex.EncodeToString(sum[:])})
 	}
 	ib, err := yaml.Marshal(idx)
 	if err != nil {
