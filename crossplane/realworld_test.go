@@ -17,6 +17,7 @@ import (
 	"github.com/ferryhq/ferry/internal/fixture"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/resolve"
+	"github.com/ferryhq/ferry/sourcemirror"
 )
 
 // upboundDir holds upbound's configurations (platform-ref-*,
@@ -138,11 +139,12 @@ var leafTags = []string{"v0.9.0", "v0.12.1", "v1.20.0", "v1.23.0", "v2.0.0", "v2
 // registry, built by code in the real xpkg format: each configuration
 // from its vendored upbound.yaml (or crossplane.yaml) as `up project
 // build` makes it, tagged with the version platform-ref-aws asks, and
-// each provider and function as a minimal package at leafTags; every
-// xpkg.upbound.io repository is redirected there (replace). It resolves
-// the upbound.yaml ROOT and compares the closure with Crossplane's rule
-// computed here: one version per package, the highest that satisfies
-// every constraint on it (internal/controller/pkg/resolver, Format.Policy).
+// each provider and function as a minimal package at leafTags; the
+// registry mirrors xpkg.upbound.io at /upbound (ferry.yaml `mirrors:`),
+// read offline. It resolves the upbound.yaml ROOT and compares the
+// closure, named xpkg.upbound.io/..., with Crossplane's rule computed
+// here: one version per package, the highest that satisfies every
+// constraint on it (internal/controller/pkg/resolver, Format.Policy).
 func TestRealworldResolve(t *testing.T) {
 	metas := map[string]*Meta{}
 	ents, err := os.ReadDir(upboundDir)
@@ -159,11 +161,13 @@ func TestRealworldResolve(t *testing.T) {
 	reg := registrytest.New(t)
 	c := registrytest.Client(t)
 	ctx := context.Background()
-	replace := map[string]string{}
+	table, err := sourcemirror.New([]sourcemirror.Entry{{Prefix: "xpkg.upbound.io", Locations: []string{reg.Host + "/upbound"}}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	regs := sourcemirror.Registries{Inner: c, Table: table}
 	redirect := func(repo string) string {
-		to := reg.Host + "/" + strings.TrimPrefix(repo, "xpkg.upbound.io/")
-		replace[repo] = to
-		return to
+		return reg.Host + "/upbound/" + strings.TrimPrefix(repo, "xpkg.upbound.io/")
 	}
 	deps := func(m *Meta) []fixture.XpkgDependency {
 		var out []fixture.XpkgDependency
@@ -258,7 +262,7 @@ func TestRealworldResolve(t *testing.T) {
 	for _, p := range in.Packages {
 		roots = append(roots, resolve.Root{Ref: p.Ref, Constraint: p.Version})
 	}
-	g, err := resolve.Resolve(ctx, roots, resolve.Options{Registry: c, Formats: []format.Format{Format{}}, Replace: replace})
+	g, err := resolve.Resolve(ctx, roots, resolve.Options{Registry: regs, Formats: []format.Format{Format{}}})
 	if len(conflicts) > 0 {
 		// The configurations vendored are each repository's newest, not
 		// the v2.0.x platform-ref-aws pins: some ask provider-helm "v0",
@@ -278,15 +282,9 @@ func TestRealworldResolve(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Resolve: %v", err)
 	}
-	back := map[string]string{}
-	for from, to := range replace {
-		back[to] = from
-	}
 	var got []string
 	for _, p := range g.Packages {
-		// replace: records the redirect as the source today (issue 26
-		// point 4, the lead's); compared by the original name.
-		got = append(got, back[p.Source]+":"+p.Version)
+		got = append(got, p.Source+":"+p.Version)
 	}
 	sort.Strings(got)
 	if !reflect.DeepEqual(got, want) {

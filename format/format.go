@@ -289,3 +289,32 @@ func Open(regs Registries, formats []Format, source string) (Repository, error) 
 type SourceOpener interface {
 	OpenSource(formats []Format, source string) (Repository, error)
 }
+
+// MirrorOpener is an Origin whose artifacts name the repository they
+// were published in (a KUDO package's config names its repository, where
+// its dependencies are looked up). OpenMirror reads source at location, a
+// mirror serving the same content (sourcemirror), and builds the
+// artifacts source itself gives: the same digests, and the source's
+// names, wherever they were read.
+type MirrorOpener interface {
+	Origin
+	OpenMirror(source, location string, hc *http.Client) (Repository, error)
+}
+
+// OpenMirror opens location, a mirror of source, for reading source's
+// content: through the format's MirrorOpener when the format that owns
+// location has one, else as Open opens location.
+func OpenMirror(regs Registries, formats []Format, source, location string) (Repository, error) {
+	if location != source {
+		if o, ok := OriginOf(formats, location); ok {
+			if m, ok := o.(MirrorOpener); ok {
+				hc := http.DefaultClient
+				if c, ok := regs.(httpClienter); ok {
+					hc = c.HTTPClient()
+				}
+				return m.OpenMirror(source, location, hc)
+			}
+		}
+	}
+	return Open(regs, formats, location)
+}

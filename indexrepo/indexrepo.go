@@ -98,6 +98,11 @@ type Download struct {
 	// RepoURL is the repository's URL as given: it may hold credentials,
 	// so messages name it through SafeURL.
 	RepoURL string
+	// SourceURL is the URL of the repository the package is published
+	// in: RepoURL, or, for a mirror at RepoURL (OpenMirror), the
+	// repository it serves. An artifact that names its repository names
+	// this one, so it is the same wherever it was read.
+	SourceURL string
 	// Name is the package's name; for an archive opened by its URL, the
 	// archive's file name.
 	Name string
@@ -229,7 +234,15 @@ type indexLoad struct {
 // index is malformed or does not list name (errdef.ErrNotFound). A nil hc
 // is http.DefaultClient.
 func (c *Cache) Open(ctx context.Context, rules *Rules, repoURL, name string, hc *http.Client) (*Repository, error) {
-	key := "index\x00" + repoURL + "\x00" + name
+	return c.OpenMirror(ctx, rules, repoURL, repoURL, name, hc)
+}
+
+// OpenMirror is Open for repoURL, a mirror serving the repository at
+// sourceURL (the same index.yaml and archives): it reads repoURL alone,
+// and Build sees sourceURL as the package's repository
+// (Download.SourceURL).
+func (c *Cache) OpenMirror(ctx context.Context, rules *Rules, sourceURL, repoURL, name string, hc *http.Client) (*Repository, error) {
+	key := "index\x00" + repoURL + "\x00" + name + "\x00" + sourceURL
 	if r := c.cached(key); r != nil {
 		return r, nil
 	}
@@ -241,6 +254,7 @@ func (c *Cache) Open(ctx context.Context, rules *Rules, repoURL, name string, hc
 	}
 	c.mu.Unlock()
 	r := newRepository(rules, repoURL, name, hc)
+	r.sourceURL = sourceURL
 	l.once.Do(func() { l.idx, l.err = loadIndex(ctx, rules, r.hc, repoURL) })
 	if l.err != nil {
 		return nil, l.err
@@ -279,7 +293,7 @@ func newRepository(rules *Rules, repoURL, name string, hc *http.Client) *Reposit
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return &Repository{rules: rules, hc: hc, repoURL: repoURL, name: name, blobs: map[digest.Digest][]byte{}}
+	return &Repository{rules: rules, hc: hc, repoURL: repoURL, sourceURL: repoURL, name: name, blobs: map[digest.Digest][]byte{}}
 }
 
 func (c *Cache) cached(key string) *Repository {
@@ -344,12 +358,14 @@ func loadIndex(ctx context.Context, rules *Rules, hc *http.Client, repoURL strin
 // version, each resolving to the artifact the format's Build makes of the
 // version's archive. Artifacts are built on first use, once.
 type Repository struct {
-	rules    *Rules
-	hc       *http.Client
-	repoURL  string
-	name     string
-	archive  bool    // opened by the archive's URL
-	versions []*slot // index order: newest first
+	rules   *Rules
+	hc      *http.Client
+	repoURL string
+	// sourceURL is the repository repoURL serves (see OpenMirror).
+	sourceURL string
+	name      string
+	archive   bool    // opened by the archive's URL
+	versions  []*slot // index order: newest first
 
 	mu    sync.Mutex
 	blobs map[digest.Digest][]byte // manifests, configs, layers built so far
@@ -366,6 +382,21 @@ type slot struct {
 }
 
 var _ format.Repository = (*Repository)(nil)
+
+// atMirror returns where u is read: for a mirror (OpenMirror), a URL
+// below the source repository's URL is read at the same place below the
+// mirror's, as a copy of the repository serves it (an index.yaml copied
+// unchanged names the source's own URLs); any other URL as written.
+func (r *Repository) atMirror(u string) string {
+	if r.sourceURL == r.repoURL {
+		return u
+	}
+	src := strings.TrimSuffix(r.sourceURL, "/") + "/"
+	if rest, ok := strings.CutPrefix(u, src); ok {
+		return strings.TrimSuffix(r.repoURL, "/") + "/" + rest
+	}
+	return u
+}
 
 // source returns REPOURL/NAME without userinfo, for messages.
 func (r *Repository) source() string { return SafeURL(r.repoURL) + "/" + r.name }
@@ -649,6 +680,7 @@ func (r *Repository) synthesize(ctx context.Context, v *slot) (Artifact, error) 
 			lastErr = fmt.Errorf("%s: %w", what, redact.Error(err))
 			continue
 		}
+		full = r.atMirror(full)
 		b, err := get(ctx, r.hc, full, r.rules.MaxArchiveSize, r.rules.httpNotFound())
 		if err != nil {
 			lastErr = fmt.Errorf("%s: %w", what, err)
@@ -665,7 +697,7 @@ func (r *Repository) synthesize(ctx context.Context, v *slot) (Artifact, error) 
 	if want := indexDigest(v.v); want != "" && want != got {
 		return Artifact{}, exitcode.With(exitcode.Mismatch, fmt.Errorf("%s: %s: %w: the index says sha256:%s, the download is sha256:%s", what, SafeURL(archiveURL), r.rules.ErrDigestMismatch, want, got))
 	}
-	a, err := r.rules.Build(ctx, &Download{RepoURL: r.repoURL, Name: r.name, Version: v.v, Listed: !r.archive, URL: archiveURL, Data: data, hc: r.hc, rules: r.rules})
+	a, err := r.rules.Build(ctx, &Download{RepoURL: r.repoURL, SourceURL: r.sourceURL, Name: r.name, Version: v.v, Listed: !r.archive, URL: archiveURL, Data: data, hc: r.hc, rules: r.rules})
 	if err != nil {
 		return Artifact{}, fmt.Errorf("%s: %w", what, err)
 	}

@@ -365,3 +365,24 @@ func TestGet(t *testing.T) {
 		t.Errorf("SafeURL = %q, want the URL without its userinfo", got)
 	}
 }
+
+// TestAtMirror: a repository opened at a mirror (OpenMirror) reads an
+// archive URL below the source repository's URL at the mirror, as a copy
+// of the repository serves it; other URLs, and every URL of a repository
+// opened at its own URL, are read as written.
+func TestAtMirror(t *testing.T) {
+	const src = "https://kudo-repository.storage.googleapis.com/v1"
+	tests := []struct{ source, repo, u, want string }{
+		{src, "http://127.0.0.1:1/v1", src + "/kafka-1.0.tgz", "http://127.0.0.1:1/v1/kafka-1.0.tgz"},
+		{src + "/", "http://127.0.0.1:1/m/", src + "/sub/kafka-1.0.tgz", "http://127.0.0.1:1/m/sub/kafka-1.0.tgz"},
+		{src, "http://127.0.0.1:1/v1", "https://kudo-repository.storage.googleapis.com/v10/kafka-1.0.tgz", "https://kudo-repository.storage.googleapis.com/v10/kafka-1.0.tgz"},
+		{src, "http://127.0.0.1:1/v1", "https://elsewhere.example/kafka-1.0.tgz", "https://elsewhere.example/kafka-1.0.tgz"},
+		{src, src, src + "/kafka-1.0.tgz", src + "/kafka-1.0.tgz"},
+	}
+	for _, tt := range tests {
+		r := &Repository{sourceURL: tt.source, repoURL: tt.repo}
+		if got := r.atMirror(tt.u); got != tt.want {
+			t.Errorf("source %s at %s: %s is read at %s, want %s", tt.source, tt.repo, tt.u, got, tt.want)
+		}
+	}
+}

@@ -43,6 +43,7 @@ var (
 	_ mirrorset.SectionOwner = Format{}
 	_ mirrorset.RootOwner    = Format{}
 	_ mirrorset.InputReader  = Format{}
+	_ format.MirrorOpener    = Format{}
 )
 
 // Name returns "kudo".
@@ -259,6 +260,16 @@ func (f Format) Open(source string, hc *http.Client) (format.Repository, error) 
 		repos = NewRepoCache()
 	}
 	return repos.Open(source, hc)
+}
+
+// OpenMirror returns source read at location, a mirror of its repository
+// (RepoCache.OpenMirror).
+func (f Format) OpenMirror(source, location string, hc *http.Client) (format.Repository, error) {
+	repos := f.repos
+	if repos == nil {
+		repos = NewRepoCache()
+	}
+	return repos.OpenMirror(source, location, hc)
 }
 
 // MirrorPath is "kudo-operators/NAME" (see MirrorPath).

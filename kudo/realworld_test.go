@@ -5,9 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
-	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -19,6 +19,7 @@ import (
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/resolve"
+	"github.com/ferryhq/ferry/sourcemirror"
 )
 
 // realworldDir holds KUDO operators from kudobuilder/operators, unchanged
@@ -194,18 +195,41 @@ func realRepo(t *testing.T, names []string) string {
 	return base
 }
 
+// realworldCommunity is the KUDO community repository, the source every
+// realworld package is named under; a loopback server mirrors it.
+const realworldCommunity = "https://kudo-repository.storage.googleapis.com/v1"
+
+// realworldMirrors reads the community repository at base and Docker Hub
+// and Quay at reg's dockerhub/ and quay/, offline (ferry.yaml `mirrors:`
+// and --offline, as cmd/ferry builds them).
+func realworldMirrors(t *testing.T, base, reg string) sourcemirror.Registries {
+	t.Helper()
+	table, err := sourcemirror.New([]sourcemirror.Entry{
+		{Prefix: realworldCommunity, Locations: []string{base}},
+		{Prefix: "docker.io", Locations: []string{reg + "/dockerhub"}},
+		{Prefix: "quay.io", Locations: []string{reg + "/quay"}},
+	}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sourcemirror.Registries{Inner: registrytest.Client(t), Table: table}
+}
+
 // TestRealworldResolve publishes the vendored operators on a loopback
-// KUDO repository and resolves each by name, offline: the images they
-// deploy are redirected (replace) to a loopback registry holding a small
-// artifact per image. The closure is the operator at its only version
+// mirror of the KUDO community repository and resolves each by name,
+// offline, through source mirrors: the images they deploy are read from
+// a loopback registry mirroring docker.io and quay.io, holding a small
+// artifact per image. The closure names the community repository and
+// docker.io/quay.io, never the mirrors: the operator at its only version
 // and its images; the plan one instance named after the operator
 // (`kubectl kudo install NAME`). flink-demo, the one operator with
 // dependencies, pins kafka 2.5.0_1.3.1, zookeeper 3.4.14_0.3.1 and flink
-// 1.7.2_0.2.1; the repository has kafka 2.5.1_1.3.2 and zookeeper
+// 1.7.2_0.2.1; this repository has kafka 2.5.1_1.3.2 and zookeeper
 // 3.6.2_0.3.3 only, so, as KUDO's FindFirstMatch, resolution fails naming
-// what was asked and what exists. Its local graph gives KEP-29's order
-// and names: the deploy plan's order (zookeeper, kafka, flink), each
-// instance under the parent with the task's instanceName.
+// what was asked and what exists (cmd/ferry's TestRealworldKudoLockOffline
+// publishes the pinned versions too). Its local graph gives KEP-29's
+// order and names: the deploy plan's order (zookeeper, kafka, flink),
+// each instance under the parent with the task's instanceName.
 func TestRealworldResolve(t *testing.T) {
 	var names []string
 	for _, o := range realworldOperators {
@@ -213,6 +237,7 @@ func TestRealworldResolve(t *testing.T) {
 	}
 	base := realRepo(t, names)
 	reg := registrytest.New(t)
+	regs := realworldMirrors(t, base, reg.Host)
 	ctx := context.Background()
 	for _, tt := range realworldOperators {
 		if tt.name == "flink-demo" {
@@ -223,28 +248,23 @@ func TestRealworldResolve(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			op, err := New().walk(p, base, nil)
+			op, err := New().walk(p, realworldCommunity, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			replace := map[string]string{}
 			var want []string
 			for _, d := range op.imageDeps() {
-				r, err := ociref.Parse(d.Ref)
+				r, err := ociref.ParseNormalized(d.Ref, "")
 				if err != nil {
 					t.Fatal(err)
 				}
-				to := reg.Host + "/mirror/" + path.Base(r.Repo())
-				replace[r.Repo()] = to
-				pushImage(t, to+":"+r.Tag)
-				// replace: records the redirect as the source today
-				// (issue 26 point 4 is the lead's: sources keep
-				// their names under mirrors:).
-				want = append(want, "image "+to+":"+r.Tag)
+				at := map[string]string{"docker.io": "/dockerhub/", "quay.io": "/quay/"}[r.Registry]
+				pushImage(t, reg.Host+at+strings.TrimPrefix(r.Repo(), r.Registry+"/")+":"+r.Tag)
+				want = append(want, "image "+r.Repo()+":"+r.Tag)
 			}
-			want = append(want, "kudo.operator "+Source(base, p.Operator.Name)+":"+tt.tag)
-			g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: Source(base, p.Operator.Name), Format: "kudo"}},
-				resolve.Options{Registry: registrytest.Client(t), Formats: []format.Format{New()}, Replace: replace})
+			want = append(want, "kudo.operator "+Source(realworldCommunity, p.Operator.Name)+":"+tt.tag)
+			g, err := resolve.Resolve(ctx, []resolve.Root{{Ref: Source(realworldCommunity, p.Operator.Name), Format: "kudo"}},
+				resolve.Options{Registry: regs, Formats: []format.Format{New()}})
 			if err != nil {
 				t.Fatalf("Resolve: %v", err)
 			}
@@ -254,6 +274,7 @@ func TestRealworldResolve(t *testing.T) {
 			}
 			sort.Strings(got)
 			sort.Strings(want)
+			want = slices.Compact(want)
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("closure:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
@@ -271,7 +292,7 @@ func TestRealworldResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, err := New().walk(p, base, nil)
+	op, err := New().walk(p, realworldCommunity, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +312,7 @@ func TestRealworldResolve(t *testing.T) {
 	for _, d := range op.dependencies() {
 		roots = append(roots, resolve.Root{Ref: d.Ref, Constraint: d.Constraint, Format: "kudo"})
 	}
-	_, err = resolve.Resolve(ctx, roots[:1], resolve.Options{Registry: registrytest.Client(t), Formats: []format.Format{New()}})
+	_, err = resolve.Resolve(ctx, roots[:1], resolve.Options{Registry: regs, Formats: []format.Format{New()}})
 	if err == nil || !strings.Contains(err.Error(), "3.6.2_0.3.3") {
 		t.Fatalf("zookeeper 3.4.14_0.3.1 from a repository with 3.6.2_0.3.3 only: %v", err)
 	}

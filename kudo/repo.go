@@ -203,6 +203,24 @@ func (c *RepoCache) Open(source string, hc *http.Client) (format.Repository, err
 	return r, nil
 }
 
+// OpenMirror is Open for location, a mirror of source's repository (the
+// same index.yaml and tarballs, ferry.yaml `mirrors:`): it reads location
+// alone, and each artifact's config names source's repository, as Open of
+// source would build it, so its digest and the repository its
+// dependencies are looked up in do not depend on where it was read.
+func (c *RepoCache) OpenMirror(source, location string, hc *http.Client) (format.Repository, error) {
+	srcURL, _, srcTarball, ok := SplitSource(source)
+	repoURL, name, tarball, ok2 := SplitSource(location)
+	if !ok || !ok2 || tarball || srcTarball {
+		return c.Open(location, hc)
+	}
+	r, err := c.cache.OpenMirror(context.Background(), &repoRules, srcURL, repoURL, name, hc)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 // repoRules are a KUDO repository's rules. index.yaml is read below the
 // repository URL (pkg/kudoctl/util/repo/repo.go DownloadIndexFile).
 var repoRules = indexrepo.Rules{
@@ -249,7 +267,7 @@ func buildPackage(_ context.Context, d *indexrepo.Download) (indexrepo.Artifact,
 		if o.Name != d.Name || o.AppVersion != iv.AppVersion || o.OperatorVersion != iv.OperatorVersion {
 			return indexrepo.Artifact{}, fmt.Errorf("%s holds operator %s version %s", indexrepo.SafeURL(d.URL), o.Name, p.Version())
 		}
-		repoURL = d.RepoURL
+		repoURL = d.SourceURL
 	}
 	blobs, desc, err := Artifact(d.Data, Config{Name: o.Name, AppVersion: o.AppVersion, OperatorVersion: o.OperatorVersion, Repository: repoURL})
 	if err != nil {

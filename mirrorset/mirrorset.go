@@ -174,6 +174,10 @@ type Package struct {
 	// claims its manifest (format.KindImage for an image a local Helm
 	// chart deploys).
 	Kind string `yaml:"-" json:"-"`
+	// Prereleases, set by a format's input reader, lets Version admit
+	// prerelease tags (a porter.yaml's prerelease version, as Porter's
+	// config adapter allows them).
+	Prereleases bool `yaml:"-" json:"-"`
 }
 
 // Replace redirects every edge to From to To.
@@ -317,7 +321,7 @@ func (m *MirrorSet) Roots() []resolve.Root {
 		if r, err := ociref.ParseNormalized(ref, ""); err == nil {
 			ref = r.String()
 		}
-		out = append(out, resolve.Root{Ref: ref, Constraint: p.Version, Format: p.Format, Kind: p.Kind})
+		out = append(out, resolve.Root{Ref: ref, Constraint: p.Version, Format: p.Format, Kind: p.Kind, Prereleases: p.Prereleases})
 	}
 	return out
 }

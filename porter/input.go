@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ferryhq/ferry/mirrorset"
@@ -47,7 +48,14 @@ func (Reader) ReadInput(path string, data []byte, _ *mirrorset.MirrorSet) (*mirr
 		if err != nil {
 			return nil, true, fmt.Errorf("dependency %q: %w", d.Name, err)
 		}
-		m.Packages = append(m.Packages, mirrorset.Package{Ref: ref.String(), Version: d.Constraint, Format: Reader{}.Name()})
+		// Porter's config adapter allows prereleases when the version is
+		// itself a prerelease version (pkg/cnab/config-adapter/adapter.go
+		// generateDependencies: AllowPrereleases = v.Prerelease() != "").
+		pre := false
+		if v, err := semver.NewVersion(d.Constraint); err == nil && v.Prerelease() != "" {
+			pre = true
+		}
+		m.Packages = append(m.Packages, mirrorset.Package{Ref: ref.String(), Version: d.Constraint, Format: Reader{}.Name(), Prereleases: pre})
 		if d.InterfaceRef != "" {
 			// The bundle defining the dependency's interface (PEP003
 			// `bundle.interface.reference`) is part of the closure, as

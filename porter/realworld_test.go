@@ -82,3 +82,37 @@ func TestRealworldPorterYAMLCorpus(t *testing.T) {
 		})
 	}
 }
+
+// TestRealworldPorterYAMLPrereleases: a porter.yaml dependency whose
+// version is itself a prerelease version admits prerelease tags, as
+// Porter's config adapter sets AllowPrereleases
+// (pkg/cnab/config-adapter/adapter.go generateDependencies); a range or
+// a release version does not.
+func TestRealworldPorterYAMLPrereleases(t *testing.T) {
+	data, err := os.ReadFile("../testdata/realworld/porter/yaml/config-adapter.porter.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _, err := Reader{}.ReadInput("porter.yaml", data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{
+		"docker.io/getporter/azure-mysql:5.7":        false, // no version
+		"docker.io/getporter/azure-active-directory": true,  // 1.0.0-0
+		"docker.io/getporter/azure-blob-storage":     false, // 1.x - 2,2.1 - 3.x
+	}
+	if len(in.Packages) != len(want) {
+		t.Fatalf("roots = %+v", in.Packages)
+	}
+	for _, p := range in.Packages {
+		if pre, ok := want[p.Ref]; !ok || p.Prereleases != pre {
+			t.Errorf("%s: prereleases %v, want %v", p.Ref, p.Prereleases, pre)
+		}
+		for _, r := range in.Roots() {
+			if r.Ref == p.Ref && r.Prereleases != p.Prereleases {
+				t.Errorf("%s: the root loses prereleases", p.Ref)
+			}
+		}
+	}
+}

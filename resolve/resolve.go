@@ -45,6 +45,9 @@ type Root struct {
 	// Kind, when set, is the kind the root is locked as when no format
 	// claims its manifest (format.Dependency.Kind).
 	Kind string
+	// Prereleases lets Constraint admit prerelease tags (as a
+	// dependency's format.Dependency.Prereleases).
+	Prereleases bool
 }
 
 // Locked is a version an earlier lock chose for a source.
@@ -251,7 +254,7 @@ func (r *resolver) rootRequirements(roots []Root) ([]rootReq, error) {
 		if err != nil {
 			return nil, badInput(err)
 		}
-		req := requirement{from: "root " + root.Ref, ref: root.Ref, constraint: root.Constraint, tag: ref.Tag, digest: ref.Digest, kind: root.Kind}
+		req := requirement{from: "root " + root.Ref, ref: root.Ref, constraint: root.Constraint, tag: ref.Tag, digest: ref.Digest, kind: root.Kind, prereleases: root.Prereleases}
 		if root.Constraint != "" && strings.HasPrefix(root.Constraint, "sha256:") {
 			req.digest, req.constraint = digest.Digest(root.Constraint), ""
 		}

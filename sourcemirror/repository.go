@@ -57,7 +57,8 @@ func (r Registries) HTTPClient() *http.Client {
 
 // OpenSource opens source for reading: at each of its locations in turn
 // (see Table.Locations), each through the format that owns it when it is
-// not a registry (format.Open with Inner).
+// not a registry (format.OpenMirror with Inner: a format whose artifacts
+// name their repository builds them as source's).
 func (r Registries) OpenSource(formats []format.Format, source string) (format.Repository, error) {
 	locs := r.Table.Locations(source)
 	if len(locs) == 0 {
@@ -67,7 +68,7 @@ func (r Registries) OpenSource(formats []format.Format, source string) (format.R
 		return format.Open(r.Inner, formats, source)
 	}
 	return &Repository{source: source, locations: locs, table: r.Table,
-		open: func(loc string) (format.Repository, error) { return format.Open(r.Inner, formats, loc) }}, nil
+		open: func(loc string) (format.Repository, error) { return format.OpenMirror(r.Inner, formats, source, loc) }}, nil
 }
 
 func (r Registries) noLocation(source string) error {
