@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-
 )
 
 // sigSuffix names a lock's signature beside it, LOCK.sig, as
