@@ -217,25 +217,131 @@ func (p *Policy) checkPackage(ctx context.Context, pkg *lock.Package, repos Repo
 		}
 		return found, nil, nil
 	}
-	verified, why, none, err := rule.verify(ctx, repo, root.Digest, found, true)
+	g, err := rule.verifyGraph(ctx, repo, root.Digest, found, true)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", pkg.Source, err)
 	}
-	if none {
-		if rule.Required {
-			return found, fail("no signature of %s (required)", pkg.Digest), nil
-		}
-		return found, nil, nil
+	var whys []string
+	switch {
+	case g.none && rule.Required:
+		whys = append(whys, fmt.Sprintf("no signature of %s (required)", pkg.Digest))
+	case !g.none && g.why != "":
+		whys = append(whys, g.why)
 	}
-	if len(verified) == 0 {
-		return found, fail("%s", why), nil
+	for _, n := range g.nested {
+		whys = append(whys, fmt.Sprintf("manifest %s@%s of the package's graph: %s", pkg.Source, n.subject, n.why))
 	}
 	for i := range found {
-		if verified[found[i].Digest] {
+		if g.verified[found[i].Digest] {
 			found[i].Rule = rule.Name
 		}
 	}
+	if len(whys) > 0 {
+		return found, fail("%s", strings.Join(whys, "; ")), nil
+	}
 	return found, nil, nil
+}
+
+// unverified is a manifest below a package's root (a Porter bundle's
+// invocation or component image, an index's platform manifest) that
+// carries signatures of which none verifies under the package's rule.
+type unverified struct {
+	// subject is the nested manifest's digest.
+	subject digest.Digest
+	// why says why none of its signatures verifies.
+	why string
+}
+
+// graphVerdict is what a rule makes of the signatures of a package's
+// graph (Rule.verifyGraph).
+type graphVerdict struct {
+	// verified holds the digests of the signature manifests that
+	// verified, the root's and the nested manifests'.
+	verified map[string]bool
+	// none says the root has no signature at all; why, when it has some,
+	// says why none verifies (empty when one does).
+	none bool
+	why  string
+	// nested are the nested manifests that carry signatures of which
+	// none verifies.
+	nested []unverified
+	// manifests counts the manifests, root and nested, with a signature
+	// that verified.
+	manifests int
+}
+
+// verifyGraph checks, under the rule, the signatures of root and of every
+// manifest of its graph that found (Find's records, when listed) shows
+// with a signature: a classic sha256-HEX.sig tag, or a referrer (which may
+// hold a Sigstore bundle).
+//
+// A signature is per manifest digest: `cosign verify IMAGE@DIGEST` checks
+// the signatures of that manifest and no other (sigstore/cosign
+// pkg/cosign/verify.go VerifyImageSignatures reads the signatures of the
+// digest it is given; `cosign sign --recursive` is what signs an index's
+// platform manifests one by one). A nested manifest is checked as cosign
+// checks it when it is pulled by digest on its own, which is how its
+// consumer pulls it (Porter runs a bundle's invocation image by digest; a
+// runtime picks an index's platform manifest): a nested manifest that
+// carries signatures must have one that verifies under the rule, and a
+// signature by another key fails the rule, as cosign would fail it. A
+// nested manifest without any signature passes, required rule or not:
+// `required` asks for a signature of the package, which is its root (the
+// digest ferry.lock pins and Kyverno's verifyImages would check for the
+// image deployed), and publishers sign the root alone (cosign sign
+// without --recursive).
+func (r *Rule) verifyGraph(ctx context.Context, repo signature.Repository, root digest.Digest, found []lock.Signature, listed bool) (graphVerdict, error) {
+	var g graphVerdict
+	verified, why, none, err := r.verify(ctx, repo, root, found, listed)
+	if err != nil {
+		return g, err
+	}
+	g.verified, g.why, g.none = verified, why, none
+	if len(verified) > 0 {
+		g.manifests++
+	}
+	if g.verified == nil {
+		g.verified = map[string]bool{}
+	}
+	if !listed {
+		// The graph could not be read: only the root is checked, and
+		// what reads the graph reports the manifest that is missing.
+		return g, nil
+	}
+	for _, subject := range signedNested(found, root) {
+		verified, why, none, err := r.verify(ctx, repo, subject, found, true)
+		if err != nil {
+			return g, fmt.Errorf("checking the signatures of %s: %w", subject, err)
+		}
+		switch {
+		case none:
+			// Only attestations, SBOMs or other referrers: no signature.
+		case len(verified) == 0:
+			g.nested = append(g.nested, unverified{subject: subject, why: why})
+		default:
+			g.manifests++
+			for d := range verified {
+				g.verified[d] = true
+			}
+		}
+	}
+	return g, nil
+}
+
+// signedNested returns the manifests of found other than root that carry
+// a classic signature tag or a referrer, in digest order.
+func signedNested(found []lock.Signature, root digest.Digest) []digest.Digest {
+	seen := map[string]bool{}
+	var out []digest.Digest
+	for _, f := range found {
+		if f.Subject == root.String() || seen[f.Subject] || (f.Kind != KindSig && f.Kind != KindReferrer) {
+			continue
+		}
+		seen[f.Subject] = true
+		out = append(out, digest.Digest(f.Subject))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
 }
 
 // verify checks d's signatures in repo with the rule's keys and keyless
@@ -407,23 +513,23 @@ func CheckMirror(ctx context.Context, repo *remote.Repository, repoName string, 
 		return out, 0, nil
 	}
 	// The mirror is checked as the source was (checkPackage): every
-	// layout cosign writes, not the .sig tag alone.
+	// layout cosign writes, not the .sig tag alone, and every signed
+	// manifest of the package's graph (verifyGraph).
 	ref := repoName + "@" + root.Digest.String()
-	verified, why, none, err := rule.verify(ctx, repo, root.Digest, found, listed)
+	g, err := rule.verifyGraph(ctx, repo, root.Digest, found, listed)
 	if err != nil {
 		return nil, 0, fmt.Errorf("checking the signatures of %s: %w", ref, err)
 	}
-	if none {
-		if rule.Required {
-			out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("trust rule %q requires a signature of %s; there is none (no %s tag and no Sigstore signature bundle referrer)", rule.Name, root.Digest, signature.Tag(root.Digest))})
-		}
-		return out, 0, nil
+	switch {
+	case g.none && rule.Required:
+		out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("trust rule %q requires a signature of %s; there is none (no %s tag and no Sigstore signature bundle referrer)", rule.Name, root.Digest, signature.Tag(root.Digest))})
+	case !g.none && g.why != "":
+		out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("trust rule %q: %s", rule.Name, g.why)})
 	}
-	if len(verified) == 0 {
-		out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("trust rule %q: %s", rule.Name, why)})
-		return out, 0, nil
+	for _, n := range g.nested {
+		out = append(out, Finding{Ref: repoName + "@" + n.subject.String(), Detail: fmt.Sprintf("trust rule %q: manifest %s of the package's graph: %s", rule.Name, n.subject, n.why)})
 	}
-	return out, 1, nil
+	return out, g.manifests, nil
 }
 
 // unnamed lists the cosign artifacts and referrers attached to a
