@@ -34,15 +34,16 @@ type Extension interface {
 	// checking it against the archived lock l, and records the mirror
 	// locations in l.
 	Import(ctx context.Context, run *Run, store *oci.ReadOnlyStore, l *lock.Lock, to relocate.Mapping) ([]Moved, error)
-	// Promote copies the extension's content of l from a mirror to the
-	// mirror to, without the feed: from the mirror from names, or (from
-	// nil) the one the lock records, by the locked digests, checked
-	// against the lock as from the feed; and records the new locations
-	// in l.
-	Promote(ctx context.Context, run *Run, l *lock.Lock, from *relocate.Mapping, to relocate.Mapping) ([]Moved, error)
+	// PrepareFrom reads the extension's content of l from a mirror
+	// instead of the feed, before any package is copied: from the mirror
+	// from names, or (from nil) the one the lock records, by the locked
+	// digests, checked against the lock as Prepare checks the feed's. A
+	// mirror that lacks the content fails here, with nothing copied. The
+	// Transfer pushes it to the new mirror and records the locations in l.
+	PrepareFrom(ctx context.Context, run *Run, l *lock.Lock, from *relocate.Mapping) (Transfer, error)
 	// Mirrored reports whether l records a mirror for all of the
-	// extension's content (true when l holds none), so that Promote can
-	// stand in for a feed that cannot be reached.
+	// extension's content (true when l holds none), so that PrepareFrom
+	// can stand in for a feed that cannot be reached.
 	Mirrored(l *lock.Lock) bool
 	// Verify checks the extension's content of l in the mirror (override,
 	// when set, replaces the mirror the lock records) and adds every
@@ -113,44 +114,55 @@ func (e *Env) Prepare(ctx context.Context, l *lock.Lock) (Transfers, error) {
 }
 
 // ExtensionCopy is how a mirror run moves the extensions' content of a
-// lock (Porter mixins): from the feeds, fetched and checked before any
-// package is copied (Transfers), or from another mirror (Promote).
+// lock (Porter mixins): from the feeds, or from another mirror (Promote);
+// either way fetched and checked before any package is copied
+// (Transfers).
 type ExtensionCopy struct {
-	// Transfers is the content fetched from the feeds; nil when promoted.
+	// Transfers is the content, fetched and checked.
 	Transfers Transfers
 	// Promote is set when the content is copied from a mirror instead of
 	// the feeds.
 	Promote bool
-
-	env  *Env
-	lock *lock.Lock
-	from *relocate.Mapping
 }
 
-// PrepareMirror decides how a mirror run moves the extensions' content of
-// l, before any package is copied. With from (mirror to mirror, --from)
-// it is promoted from that mirror. Otherwise it is fetched from the feeds
-// and checked (Prepare); when a feed cannot be reached (Unreachable) and
-// l records a mirror for all of the content, it is promoted from the
-// mirrors the lock records instead, with a warning. toArchive (an archive
-// is written, not a registry) never promotes: the archive must carry the
-// feed's content.
+// PrepareMirror fetches and checks the extensions' content of l for a
+// mirror run, before any package is copied. With from (mirror to mirror,
+// --from) it is read from that mirror (PrepareFrom). Otherwise it is
+// fetched from the feeds (Prepare); when a feed cannot be reached
+// (Unreachable) and l records a mirror for all of the content, it is read
+// from the mirrors the lock records instead, with a warning. toArchive (an
+// archive is written, not a registry) never promotes: the archive must
+// carry the feed's content. A signed lock's mirror locations are in its
+// sidecar: apply it to l first (lock.MirrorRecord.Apply).
 func (e *Env) PrepareMirror(ctx context.Context, l *lock.Lock, from *relocate.Mapping, toArchive bool) (*ExtensionCopy, error) {
-	c := &ExtensionCopy{env: e, lock: l, from: from}
 	if from != nil && !toArchive {
-		c.Promote = true
-		return c, nil
+		return e.prepareFrom(ctx, l, from)
 	}
 	ts, err := e.Prepare(ctx, l)
 	if err != nil && !toArchive && Unreachable(err) && e.mirrored(l) {
 		e.warn(fmt.Sprintf("the mixin feed cannot be reached (%v): mixins are copied from the mirror ferry.lock records", err))
-		c.Promote = true
-		return c, nil
+		return e.prepareFrom(ctx, l, nil)
 	}
 	if err != nil {
 		return nil, err
 	}
-	c.Transfers = ts
+	return &ExtensionCopy{Transfers: ts}, nil
+}
+
+// prepareFrom reads every extension's content of l from a mirror (see
+// Extension.PrepareFrom).
+func (e *Env) prepareFrom(ctx context.Context, l *lock.Lock, from *relocate.Mapping) (*ExtensionCopy, error) {
+	c := &ExtensionCopy{Promote: true}
+	run := e.Run(Update{})
+	for _, x := range e.Extensions() {
+		t, err := x.PrepareFrom(ctx, run, l, from)
+		if err != nil {
+			return nil, err
+		}
+		if t != nil {
+			c.Transfers = append(c.Transfers, t)
+		}
+	}
 	return c, nil
 }
 
@@ -168,19 +180,7 @@ func (e *Env) mirrored(l *lock.Lock) bool {
 // Push moves the content to the mirror to and records its locations in
 // the lock.
 func (c *ExtensionCopy) Push(ctx context.Context, to relocate.Mapping) ([]Moved, error) {
-	if !c.Promote {
-		return c.Transfers.Push(ctx, to)
-	}
-	var out []Moved
-	run := c.env.Run(Update{})
-	for _, x := range c.env.Extensions() {
-		moved, err := x.Promote(ctx, run, c.lock, c.from, to)
-		out = append(out, moved...)
-		if err != nil {
-			return out, err
-		}
-	}
-	return out, nil
+	return c.Transfers.Push(ctx, to)
 }
 
 // Push pushes every extension's content to the mirror. On a failure it

@@ -29,6 +29,7 @@ type recordingExtension struct {
 	transfer   Transfer
 	calls      []string
 	promotedBy *relocate.Mapping
+	promoteErr error
 }
 
 func (x *recordingExtension) Name() string { return "recording" }
@@ -42,10 +43,10 @@ func (x *recordingExtension) Prepare(context.Context, *Run, *lock.Lock) (Transfe
 func (x *recordingExtension) Import(context.Context, *Run, *oci.ReadOnlyStore, *lock.Lock, relocate.Mapping) ([]Moved, error) {
 	return nil, nil
 }
-func (x *recordingExtension) Promote(_ context.Context, _ *Run, _ *lock.Lock, from *relocate.Mapping, to relocate.Mapping) ([]Moved, error) {
+func (x *recordingExtension) PrepareFrom(_ context.Context, _ *Run, _ *lock.Lock, from *relocate.Mapping) (Transfer, error) {
 	x.calls = append(x.calls, "promote")
 	x.promotedBy = from
-	return []Moved{{Format: "recording", Name: "exec", Mirror: to.String() + "/exec@sha256:x"}}, nil
+	return promotedTransfer{}, x.promoteErr
 }
 func (x *recordingExtension) Mirrored(*lock.Lock) bool { return x.mirrored }
 func (x *recordingExtension) Verify(context.Context, *Run, *lock.Lock, verify.Options, *verify.Report) error {
@@ -60,6 +61,14 @@ func (pushedTransfer) Push(context.Context, relocate.Mapping) ([]Moved, error) {
 }
 func (pushedTransfer) Archive(context.Context, *oci.Store) error { return nil }
 
+// promotedTransfer is what PrepareFrom read from a mirror.
+type promotedTransfer struct{}
+
+func (promotedTransfer) Push(_ context.Context, to relocate.Mapping) ([]Moved, error) {
+	return []Moved{{Format: "recording", Name: "exec", Mirror: to.String() + "/exec@sha256:x"}}, nil
+}
+func (promotedTransfer) Archive(context.Context, *oci.Store) error { return nil }
+
 func TestPrepareMirror(t *testing.T) {
 	refused := fmt.Errorf("fetching the feed: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
 	other := errors.New("feed answered 500")
@@ -72,6 +81,7 @@ func TestPrepareMirror(t *testing.T) {
 		from       *relocate.Mapping
 		toArchive  bool
 		prepareErr error
+		promoteErr error
 		mirrored   bool
 		transfer   Transfer
 		wantErr    error
@@ -82,13 +92,14 @@ func TestPrepareMirror(t *testing.T) {
 		{name: "feed", transfer: pushedTransfer{}, wantCalls: []string{"prepare"}, wantMoved: "fetched"},
 		{name: "nothing to carry", wantCalls: []string{"prepare"}},
 		{name: "--from promotes without the feed", from: &from, wantCalls: []string{"promote"}, wantMoved: "exec"},
+		{name: "--from a mirror that lacks the content fails before the copy", from: &from, promoteErr: other, wantErr: other, wantCalls: []string{"promote"}},
 		{name: "feed unreachable, lock records mirrors", prepareErr: refused, mirrored: true, wantCalls: []string{"prepare", "promote"}, wantWarned: true, wantMoved: "exec"},
 		{name: "feed unreachable, lock records no mirror", prepareErr: refused, wantErr: refused, wantCalls: []string{"prepare"}},
 		{name: "feed unreachable, writing an archive", prepareErr: refused, mirrored: true, toArchive: true, wantErr: refused, wantCalls: []string{"prepare"}},
 		{name: "feed answers an error", prepareErr: other, mirrored: true, wantErr: other, wantCalls: []string{"prepare"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x := &recordingExtension{prepareErr: tc.prepareErr, mirrored: tc.mirrored, transfer: tc.transfer}
+			x := &recordingExtension{prepareErr: tc.prepareErr, promoteErr: tc.promoteErr, mirrored: tc.mirrored, transfer: tc.transfer}
 			var warned []string
 			e := &Env{Client: &client.Client{}, Formats: []format.Format{x}, Warn: func(m string) { warned = append(warned, m) }}
 			c, err := e.PrepareMirror(context.Background(), &lock.Lock{}, tc.from, tc.toArchive)

@@ -202,6 +202,8 @@ func init() {
 		}
 		return validateLocked(ls)
 	})
+	// A signed lock's sidecar records where mixins were mirrored.
+	lock.RegisterSectionMirrors(KeyMixins, sectionMirrors)
 }
 
 // FromLock returns the mixins l locks (its `mixins` section), validated:

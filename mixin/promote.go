@@ -2,6 +2,7 @@ package mixin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -12,57 +13,67 @@ import (
 	"github.com/ferryhq/ferry/relocate"
 )
 
-// Promote copies every mixin of l from a mirror to the mixin repositories
-// of to, without the feed: each artifact is read from from's
-// HOST/PREFIX/porter-mixins/NAME (or, with from nil, the mirror the lock
-// records for it) by its recorded digest, every binary is checked against
-// the lock (digest and size, see Pull), and the artifact is pushed again
-// and recorded in l's mixins[].mirror.
-func (Format) Promote(ctx context.Context, run *ferry.Run, l *lock.Lock, from *relocate.Mapping, to relocate.Mapping) ([]ferry.Moved, error) {
+// ErrNoMirror: a mixin is to be copied from a mirror, and neither the lock
+// (nor a signed lock's sidecar) records one for it, nor is one named.
+var ErrNoMirror = errors.New("the lock records no mirror to copy it from")
+
+// PrepareFrom reads every mixin of l from a mirror, without the feed, and
+// checks it against the lock, before any package is copied: each artifact
+// is read from from's HOST/PREFIX/porter-mixins/NAME (or, with from nil,
+// the repository the lock records for it), by the digest the lock (or a
+// signed lock's sidecar, applied to l) records, else by its version's tag,
+// and every binary is checked against the lock (digest and size, see
+// Pull). The returned Transfer pushes the artifacts again and records them
+// in l's mixins[].mirror. A mixin with no mirror to read is bad input
+// (ErrNoMirror, exit code 2); one the mirror lacks or holds otherwise
+// fails, naming it.
+func (Format) PrepareFrom(ctx context.Context, run *ferry.Run, l *lock.Lock, from *relocate.Mapping) (ferry.Transfer, error) {
 	locked, err := FromLock(l)
-	if err != nil || len(locked) == 0 {
+	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "ferry-mixins-")
+	b := &batch{client: run.Client, lock: l, locked: locked}
+	if len(locked) == 0 {
+		return b, nil
+	}
+	// Every mixin has a mirror to read before any is read.
+	type origin struct{ repo, ref string }
+	origins := make([]origin, len(locked))
+	for i := range locked {
+		m := &locked[i]
+		repo, ref, err := location(m, from)
+		if err != nil {
+			return nil, exitcode.With(exitcode.Usage, err)
+		}
+		if repo == "" {
+			return nil, exitcode.With(exitcode.Usage, fmt.Errorf("mixin %s %s: %w (mirror: %q)", m.Name, m.Version, ErrNoMirror, m.Mirror))
+		}
+		origins[i] = origin{repo, ref}
+	}
+	dir, err := runDir(run)
+	if err != nil {
+		return nil, err
+	}
+	base, err := os.MkdirTemp(dir, "from-mirror-")
 	if err != nil {
 		return nil, fmt.Errorf("mixins: %w", err)
 	}
-	defer os.RemoveAll(dir)
-	out := make([]ferry.Moved, 0, len(locked))
 	for i := range locked {
 		m := &locked[i]
-		what := "mixin " + m.Name + " " + m.Version
-		srcName, ref, ok := strings.Cut(m.Mirror, "@")
-		if !ok {
-			return nil, exitcode.BadInput("%s: ferry.lock records no mirror to copy it from (mirror: %q)", what, m.Mirror)
-		}
-		if from != nil {
-			srcName = Repo(*from, m.Name)
-		}
-		src, err := run.Client.Repository(srcName)
+		src, err := run.Client.Repository(origins[i].repo)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
+			return nil, fmt.Errorf("mixin %s %s: %w", m.Name, m.Version, err)
 		}
-		sub := fmt.Sprintf("%s/%d", dir, i)
-		if err := Pull(ctx, src, ref, m, sub); err != nil {
-			return nil, fmt.Errorf("copying %s from %s: %w", what, srcName, err)
-		}
-		dstName := Repo(to, m.Name)
-		dst, err := run.Client.Repository(dstName)
+		sub, err := SafeJoin(base, m.Name, m.Version)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
+			return nil, exitcode.With(exitcode.Usage, fmt.Errorf("mixin %s %s: %w", m.Name, m.Version, err))
 		}
-		desc, err := Push(ctx, dst, m, sub, run.Client.RetryPolicy())
-		if err != nil {
-			return nil, fmt.Errorf("mirroring %s to %s: %w", what, dstName, err)
+		if err := Pull(ctx, src, origins[i].ref, m, sub); err != nil {
+			return nil, fmt.Errorf("copying mixin %s %s from %s: %w", m.Name, m.Version, origins[i].repo, err)
 		}
-		m.Mirror = dstName + "@" + desc.Digest.String()
-		out = append(out, moved(m, m.Mirror))
+		b.subs = append(b.subs, sub)
 	}
-	if err := SetLock(l, locked); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return b, nil
 }
 
 // Mirrored reports whether l records a mirror for every mixin it locks
@@ -78,4 +89,49 @@ func (Format) Mirrored(l *lock.Lock) bool {
 		}
 	}
 	return true
+}
+
+// sectionMirrors reads and sets mixins[].mirror for a signed lock's
+// sidecar (lock.RegisterSectionMirrors): one item per mixin version.
+var sectionMirrors = lock.SectionMirrors{
+	Get: func(l *lock.Lock) ([]lock.ItemMirror, error) {
+		locked, err := FromLock(l)
+		if err != nil {
+			return nil, err
+		}
+		var out []lock.ItemMirror
+		for _, m := range locked {
+			if m.Mirror != "" {
+				out = append(out, lock.ItemMirror{Name: m.Name, Version: m.Version, Mirror: m.Mirror})
+			}
+		}
+		return out, nil
+	},
+	Set: func(l *lock.Lock, items []lock.ItemMirror) error {
+		locked, err := FromLock(l)
+		if err != nil {
+			return err
+		}
+		at := map[string]string{}
+		for _, it := range items {
+			at[it.Name+"@"+it.Version] = it.Mirror
+		}
+		changed := false
+		for i := range locked {
+			m := &locked[i]
+			mirror, ok := at[m.Name+"@"+m.Version]
+			if !ok || mirror == m.Mirror {
+				continue
+			}
+			if _, _, err := location(&Locked{Name: m.Name, Version: m.Version, Mirror: mirror}, nil); err != nil {
+				return exitcode.With(exitcode.Usage, err)
+			}
+			m.Mirror = mirror
+			changed = true
+		}
+		if !changed {
+			return nil
+		}
+		return SetLock(l, locked)
+	},
 }

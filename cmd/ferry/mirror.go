@@ -198,6 +198,18 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 			if err != nil {
 				return err
 			}
+			// A signed lock's mirror locations, its mixins' included, are
+			// in its sidecar: mirror to mirror reads them there. (An
+			// archive carries the lock's own bytes, with its signature.)
+			if toArchive == "" {
+				fromName := ""
+				if fromMap != nil {
+					fromName = fromMap.String()
+				}
+				if err := lock.ApplyMirrors(lockPath, l, fromName); err != nil {
+					return err
+				}
+			}
 			pol, err := g.lockTrustPolicy(env, l, ms, lockPath)
 			if err != nil {
 				return err
