@@ -73,7 +73,10 @@ packages of a source registry that cannot be reached, and the mixins when
 the feed cannot be reached, are read from the mirror the lock records
 (with a warning). Everything is copied by the locked digest and checked
 as from the source: this is how content moves from one mirror to the next
-inside an air gap.
+inside an air gap. The mixins are read and checked before any package is
+copied. A signed lock's mirrors are in its sidecar LOCK.mirror.yaml, which
+records every destination (the latest on top, the default of verify and
+install) and where the mixins went.
 
 A failed push is retried with its content read again; a package that
 still fails does not stop the others, and every failure is reported at

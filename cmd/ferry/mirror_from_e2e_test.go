@@ -17,7 +17,8 @@ import (
 // references, ranges, `use`, interface bundles) and its mixins from the
 // mirror the lock records, with a warning; --from names the mirror to copy
 // from explicitly. Each new mirror verifies --deep, and the lock records
-// it. A --from mirror that lacks the content fails.
+// it. A --from mirror that lacks the content fails before anything is
+// copied.
 func TestMirrorFromMirror(t *testing.T) {
 	t.Parallel()
 	src, cat := e2eSeed(t)
@@ -87,15 +88,20 @@ mixins:
 	env.MustRun("verify", "--deep", "--mirror", to3)
 	env.MustRun("verify", "--deep")
 
-	// A --from mirror without the content fails, naming the package.
+	// A --from mirror without the content fails before anything is
+	// copied, naming what it lacks: the mixins are read and checked
+	// first.
 	empty := registrytest.New(t)
 	saved := env.ReadFile("ferry.lock")
 	r = env.Run("mirror", "--lock", "ferry.lock", "--from", empty.Host+"/none", "--to", empty.Host+"/out")
 	if r.Code == 0 {
 		t.Fatalf("mirror --from an empty registry succeeded:\n%s", r.Stderr)
 	}
-	if !strings.Contains(r.Stderr, "mirroring "+src.Host+"/fixtures/") {
-		t.Errorf("the failure names no package:\n%s", r.Stderr)
+	if !strings.Contains(r.Stderr, "copying mixin exec v1.2.3 from "+empty.Host+"/none/porter-mixins/exec") {
+		t.Errorf("the failure names no mixin:\n%s", r.Stderr)
+	}
+	if n := manifestPuts(empty); n != 0 {
+		t.Errorf("%d manifests pushed before the failure", n)
 	}
 	if got := env.ReadFile("ferry.lock"); got != saved {
 		t.Error("a failed mirror --from rewrote the lock")
