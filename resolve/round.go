@@ -287,28 +287,28 @@ func (rs *roundState) finish(rootKeys []string) (*Graph, error) {
 		}
 	}
 	rs.rootIDs = ids
-	// A format that shares one version per repository (Crossplane) cannot
-	// install two: roots at two versions of such a package, or a root and
-	// a dependency that disagree, are a conflict.
+	// A format whose tool installs one version of a package (Crossplane)
+	// cannot install two: roots at two versions of such a package, or a
+	// root and a dependency that disagree, are a conflict. Every other
+	// package (an image, an opaque artifact, a chart, a bundle) may be
+	// locked at several tags and digests of one repository.
 	var errs []error
 	for src, ds := range digests {
 		if len(ds) < 2 {
 			continue
 		}
 		var labels []string
-		shared := false
+		oneVersion := ""
 		for _, d := range ds {
 			p := g.Packages[src+"@"+d]
-			// A cluster runs one image at many tags: an image is never
-			// "installed" once per repository.
-			if !p.rules.Policy().Unshared && p.Kind != format.KindImage {
-				shared = true
+			if p.rules.Policy().OneVersion {
+				oneVersion = p.rules.Name()
 			}
 			labels = append(labels, p.Label()+" (via "+strings.Join(append(p.Chain, p.Label()), " -> ")+")")
 		}
-		if shared {
+		if oneVersion != "" {
 			sort.Strings(labels)
-			errs = append(errs, fmt.Errorf("%s is needed at %d versions, and its format installs one version of a package: %s", src, len(ds), strings.Join(labels, "; ")))
+			errs = append(errs, fmt.Errorf("%s is needed at %d versions, and the %s format installs one version of a package: %s", src, len(ds), oneVersion, strings.Join(labels, "; ")))
 		}
 	}
 	if len(errs) > 0 {
