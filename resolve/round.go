@@ -163,6 +163,13 @@ func (rs *roundState) visit(ctx context.Context, key string) levelResult {
 		res.err = withChain(reqs, source, err)
 		return res
 	}
+	if c.noLatest && res.entry.meta.Kind == format.KindArtifact {
+		// An untagged image means `latest`, which the repository lacks:
+		// the highest release is not what docker would pull.
+		tags, _ := rs.r.listTags(ctx, source)
+		res.err = withChain(reqs, source, &NoLatestError{Source: source, Tags: tags})
+		return res
+	}
 	if c.tag == "" && res.entry.meta.Version != "" {
 		res.choice.tag = rs.r.tagOf(ctx, source, c.digest, res.entry.meta.Version)
 	}

@@ -67,6 +67,10 @@ func (r requirement) describe() string {
 type choice struct {
 	tag    string
 	digest digest.Digest
+	// noLatest is set when an untagged, unconstrained request took the
+	// highest tag because the repository has no `latest`: the package
+	// read there must be one a format claims (see chooseUntagged).
+	noLatest bool
 }
 
 func (c choice) object() string {

@@ -104,3 +104,42 @@ func TestE2EImageTwoDigests(t *testing.T) {
 	env2.MustRun("mirror", "--to", mirror.Host+"/m2")
 	env2.MustRun("verify")
 }
+
+// TestE2EUntaggedImageMeansLatest: `ferry lock R/app/web` locks
+// app/web:latest, as docker pull would pull it, beside its semver tags; a
+// repository without `latest` is exit 1 listing its tags and suggesting a
+// range, which `--version` then takes.
+func TestE2EUntaggedImageMeansLatest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src := registrytest.New(t)
+	c := e2eClient(t)
+	push := func(repo string, tags ...string) map[string]string {
+		r := e2eRepo(t, c, src.Host+"/"+repo)
+		out := map[string]string{}
+		for _, tag := range tags {
+			desc, err := fixture.PushImage(ctx, r, "untagged-e2e-"+repo+tag, 128)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Tag(ctx, desc, tag); err != nil {
+				t.Fatal(err)
+			}
+			out[tag] = desc.Digest.String()
+		}
+		return out
+	}
+	web := push("app/web", "1.0.0", "2.0.0", "latest")
+	push("app/api", "1.0.0", "1.4.2")
+	env := clitest.New(t)
+	env.MustRun("lock", src.Host+"/app/web")
+	if p := e2eReadLock(t, env, "ferry.lock").Package(src.Host + "/app/web"); p == nil || p.Version != "latest" || p.Digest != web["latest"] {
+		t.Fatalf("locked %+v, want latest at %s", p, web["latest"])
+	}
+	env.Expect(1, []string{"lock", src.Host + "/app/api", "--lock", "api.lock"},
+		src.Host+"/app/api: an untagged image reference means latest", "(tags: 1.0.0 1.4.2)", "--version '^1.4'")
+	env.MustRun("lock", src.Host+"/app/api", "--version", "^1.4", "--lock", "api.lock")
+	if p := e2eReadLock(t, env, "api.lock").Package(src.Host + "/app/api"); p == nil || p.Version != "1.4.2" {
+		t.Fatalf("locked %+v, want 1.4.2", p)
+	}
+}
