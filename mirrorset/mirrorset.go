@@ -174,6 +174,10 @@ type Package struct {
 	// claims its manifest (format.KindImage for an image a local Helm
 	// chart deploys).
 	Kind string `yaml:"-" json:"-"`
+	// Select, when set, makes the root a selection of the tags of the
+	// repository Ref names (an `images:` entry with ranges or regular
+	// expressions), resolved at lock time into a root per tag.
+	Select *resolve.TagSelection `yaml:"-" json:"-"`
 }
 
 // Replace redirects every edge to From to To.
@@ -317,7 +321,7 @@ func (m *MirrorSet) Roots() []resolve.Root {
 		if r, err := ociref.ParseNormalized(ref, ""); err == nil {
 			ref = r.String()
 		}
-		out = append(out, resolve.Root{Ref: ref, Constraint: p.Version, Format: p.Format, Kind: p.Kind})
+		out = append(out, resolve.Root{Ref: ref, Constraint: p.Version, Format: p.Format, Kind: p.Kind, Select: p.Select})
 	}
 	return out
 }

@@ -45,6 +45,10 @@ type Root struct {
 	// Kind, when set, is the kind the root is locked as when no format
 	// claims its manifest (format.Dependency.Kind).
 	Kind string
+	// Select, when set, makes the root a selection of the tags of the
+	// repository Ref names (without tag or digest): every tag it keeps is
+	// a root of its own (see TagSelection).
+	Select *TagSelection
 }
 
 // Locked is a version an earlier lock chose for a source.
@@ -133,6 +137,12 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 		cancel()
 		r.aheadPool.close()
 	}()
+	// Tag selections become roots of one tag each, once: they are the
+	// roots every round starts from.
+	roots, err := r.selectTags(ctx, roots)
+	if err != nil {
+		return nil, err
+	}
 	rootReqs, err := r.rootRequirements(roots)
 	if err != nil {
 		return nil, err
