@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -62,6 +63,28 @@ type Entry struct {
 	// Manifests is a folder of Kubernetes manifests (*.yaml, *.yml,
 	// *.json, searched recursively): every image its objects deploy.
 	Manifests string `yaml:"manifests,omitempty"`
+}
+
+// entryKeys are the keys of an entry.
+var entryKeys = []string{"exclude", "list", "manifests", "match", "newest", "platforms", "ref", "tags"}
+
+// UnmarshalYAML reads an entry, refusing a key it does not know
+// (Node.Decode does not inherit the decoder's KnownFields).
+func (e *Entry) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; !slices.Contains(entryKeys, k.Value) {
+				return fmt.Errorf("line %d: unknown key %q in an entry of images (known keys: %s)", k.Line, k.Value, strings.Join(entryKeys, ", "))
+			}
+		}
+	}
+	type plain Entry
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	*e = Entry(p)
+	return nil
 }
 
 // Patterns is one regular expression or a list of them.
@@ -177,15 +200,15 @@ func (e Entry) check() error {
 	if ref.Tag != "" || ref.Digest != "" {
 		return fmt.Errorf("%s: name the repository without tag or digest when choosing tags with tags, match, exclude or newest", e.Ref)
 	}
+	if e.Newest < 0 {
+		return fmt.Errorf("newest: %d is negative", e.Newest)
+	}
 	exact, sel, err := e.split()
 	if err != nil {
 		return err
 	}
 	if sel == nil && len(exact) == 0 {
 		return fmt.Errorf("%s: no tag to lock", e.Ref)
-	}
-	if e.Newest < 0 {
-		return fmt.Errorf("newest: %d is negative", e.Newest)
 	}
 	if sel != nil {
 		if err := sel.Check(); err != nil {
