@@ -393,4 +393,3 @@ func readManifests(dir string) ([]string, error) {
 	}
 	return out, nil
 }
-
