@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -142,4 +145,96 @@ func TestE2EUntaggedImageMeansLatest(t *testing.T) {
 	if p := e2eReadLock(t, env, "api.lock").Package(src.Host + "/app/api"); p == nil || p.Version != "1.4.2" {
 		t.Fatalf("locked %+v, want 1.4.2", p)
 	}
+}
+
+// TestE2EImagesSection: ferry.yaml's `images:` locks exact tags, the
+// newest tags of a range less those excluded, an image list file and the
+// images of a folder of manifests, each by digest; mirror and verify
+// follow. A later `ferry lock` keeps the tags it chose although a newer
+// one appeared; `ferry lock --update` selects again.
+func TestE2EImagesSection(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src, mirror := registrytest.New(t), registrytest.New(t)
+	c := e2eClient(t)
+	digests := map[string]string{} // "repo:tag" -> digest
+	push := func(repo string, tags ...string) {
+		r := e2eRepo(t, c, src.Host+"/"+repo)
+		for _, tag := range tags {
+			desc, err := fixture.PushImage(ctx, r, "images-section-"+repo+tag, 128)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Tag(ctx, desc, tag); err != nil {
+				t.Fatal(err)
+			}
+			digests[repo+":"+tag] = desc.Digest.String()
+		}
+	}
+	push("lib/nginx", "1.24.0", "1.25.0", "1.25.1", "1.25.2-rc.1", "1.25.2-alpine", "latest")
+	push("app/web", "1.0.0", "latest")
+	push("app/api", "1.0.0")
+	push("app/db", "2.0")
+	env := clitest.New(t)
+	env.WriteFile("images.txt", "# the demo's images\n"+src.Host+"/app/web\n"+src.Host+"/app/api:1.0.0  # pinned\n")
+	if err := os.MkdirAll(env.Path("deploy/db"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env.WriteFile("deploy/db/db.yaml", deployment("db", src.Host+"/app/db:2.0"))
+	env.WriteFile("ferry.yaml", fmt.Sprintf(`apiVersion: ferry.dev/v1alpha1
+kind: MirrorSet
+images:
+  - ref: %s/lib/nginx
+    tags: ["1.24.0", ">=1.25.0-0 <2"]
+    exclude: ['-rc', '-alpine']
+    newest: 2
+  - list: images.txt
+  - manifests: deploy
+mirror:
+  to: %s/m
+`, src.Host, mirror.Host))
+	locked := func(file string) map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		for _, p := range e2eReadLock(t, env, file).Resolved() {
+			for _, tag := range p.AllTags() {
+				out[strings.TrimPrefix(p.Source, src.Host+"/")+":"+tag] = p.Digest
+			}
+		}
+		return out
+	}
+	want := func(keys ...string) map[string]string {
+		out := map[string]string{}
+		for _, k := range keys {
+			out[k] = digests[k]
+		}
+		return out
+	}
+	env.MustRun("lock")
+	first := env.ReadFile("ferry.lock")
+	if got, w := locked("ferry.lock"), want("lib/nginx:1.24.0", "lib/nginx:1.25.1", "lib/nginx:1.25.0", "app/web:latest", "app/api:1.0.0", "app/db:2.0"); !reflect.DeepEqual(got, w) {
+		t.Fatalf("locked %v\nwant   %v\n%s", got, w, first)
+	}
+	env.MustRun("mirror")
+	env.MustRun("verify")
+	first = env.ReadFile("ferry.lock") // with the mirror recorded
+
+	// A newer tag appears: ferry lock keeps the selection, --update
+	// moves it.
+	push("lib/nginx", "1.26.0")
+	env.MustRun("lock")
+	if again := env.ReadFile("ferry.lock"); again != first {
+		t.Errorf("a second lock changed:\n%s\n---\n%s", first, again)
+	}
+	env.MustRun("lock", "--update")
+	if got, w := locked("ferry.lock"), want("lib/nginx:1.24.0", "lib/nginx:1.26.0", "lib/nginx:1.25.1", "app/web:latest", "app/api:1.0.0", "app/db:2.0"); !reflect.DeepEqual(got, w) {
+		t.Fatalf("updated %v\nwant    %v", got, w)
+	}
+
+	// Bad input is exit 2 naming the entry; a selection keeping nothing
+	// is exit 1 naming it and the tags.
+	env.WriteFile("bad.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\nimages:\n  - ref: "+src.Host+"/lib/nginx:1.24.0\n    newest: 2\n")
+	env.Expect(2, []string{"lock", "--config", "bad.yaml", "--lock", "bad.lock"}, "images[0]", "without tag or digest")
+	env.WriteFile("none.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\nimages:\n  - ref: "+src.Host+"/lib/nginx\n    tags: ['>=3']\n")
+	env.Expect(1, []string{"lock", "--config", "none.yaml", "--lock", "none.lock"}, src.Host+`/lib/nginx: no tag is selected by tags ">=3"`)
 }
