@@ -49,12 +49,20 @@ type Root struct {
 	// repository Ref names (without tag or digest): every tag it keeps is
 	// a root of its own (see TagSelection).
 	Select *TagSelection
+
+	// selected is, for a root a selection made, the selection's Ref: the
+	// reference its package records (Package.Ref, the lock's ref:), by
+	// which a later resolution finds the tags the selection locked.
+	selected string
 }
 
 // Locked is a version an earlier lock chose for a source.
 type Locked struct {
 	Version string
 	Digest  digest.Digest
+	// Ref is the reference the package was requested by (Package.Ref):
+	// a tag selection keeps the tags locked under its own Ref.
+	Ref string
 }
 
 // Use is a user-chosen implementation of a named dependency.
@@ -262,6 +270,9 @@ func (r *resolver) rootRequirements(roots []Root) ([]rootReq, error) {
 			return nil, badInput(err)
 		}
 		req := requirement{from: "root " + root.Ref, ref: root.Ref, constraint: root.Constraint, tag: ref.Tag, digest: ref.Digest, kind: root.Kind}
+		if root.selected != "" {
+			req.ref = root.selected
+		}
 		if root.Constraint != "" && strings.HasPrefix(root.Constraint, "sha256:") {
 			req.digest, req.constraint = digest.Digest(root.Constraint), ""
 		}

@@ -17,10 +17,11 @@ import (
 // expressions and "newest N", as `skopeo sync` and regsync select tags):
 // Resolve lists the tags once, before the first round, and every tag the
 // selection keeps becomes a root of its own, locked by its digest. A
-// later resolution with an earlier lock keeps the tags it locked that the
-// selection still accepts, as a range keeps its locked version; where
-// Options.Update selects the source, or none of the locked tags is
-// accepted, the tags are selected again from the repository.
+// later resolution with an earlier lock keeps the tags the selection
+// locked (those whose package records the selection's Ref, Locked.Ref)
+// that it still accepts, as a range keeps its locked version; where
+// Options.Update selects the source, or none of those tags is accepted,
+// the tags are selected again from the repository.
 
 // TagSelection chooses tags of one repository. A tag is kept when it
 // satisfies one of Ranges (when there are any), matches one of Match (when
@@ -223,7 +224,7 @@ func (r *resolver) selectTags(ctx context.Context, roots []Root) ([]Root, error)
 		if r.opts.Update == nil || !r.opts.Update(src) {
 			var locked []string
 			for _, l := range r.opts.Locked[src] {
-				if l.Digest != "" {
+				if l.Digest != "" && l.Ref == root.Ref {
 					locked = append(locked, l.Version)
 				}
 			}
@@ -244,7 +245,7 @@ func (r *resolver) selectTags(ctx context.Context, roots []Root) ([]Root, error)
 			}
 		}
 		for _, t := range tags {
-			add(Root{Ref: ref.Repo() + ":" + t, Format: root.Format, Kind: root.Kind})
+			add(Root{Ref: ref.Repo() + ":" + t, Format: root.Format, Kind: root.Kind, selected: root.Ref})
 		}
 	}
 	return out, nil

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opencontainers/go-digest"
+
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/internal/fixture"
 	"github.com/ferryhq/ferry/internal/registrytest"
@@ -108,7 +110,10 @@ func TestResolveTagSelection(t *testing.T) {
 	}
 	locked := map[string][]resolve.Locked{}
 	for _, p := range g.Packages {
-		locked[p.Source] = append(locked[p.Source], resolve.Locked{Version: p.Version, Digest: p.Descriptor.Digest})
+		if want := src; p.Version != "latest" && p.Ref != want {
+			t.Errorf("%s records ref %s, want the selection's %s", p.Version, p.Ref, want)
+		}
+		locked[p.Source] = append(locked[p.Source], resolve.Locked{Version: p.Version, Digest: p.Descriptor.Digest, Ref: p.Ref})
 	}
 	push("1.26.2")
 	g, err = resolve.Resolve(ctx, roots, resolve.Options{Registry: c, Locked: locked, Update: func(string) bool { return false }})
@@ -125,9 +130,28 @@ func TestResolveTagSelection(t *testing.T) {
 	if got, want := versionsOf(g), []string{"1.26.2", "1.26.0", "latest"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("updated %q, want %q", got, want)
 	}
+	// A selection new to the lock does not take the tags other requests
+	// locked (here a root by tag) for its own.
+	other := map[string][]resolve.Locked{src: {{Version: "1.25.0", Digest: digestOf(t, digests["1.25.0"]), Ref: src + ":1.25.0"}}}
+	g, err = resolve.Resolve(ctx, roots, resolve.Options{Registry: c, Locked: other, Update: func(string) bool { return false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := versionsOf(g), []string{"1.26.2", "1.26.0", "latest"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("a new selection chose %q, want %q", got, want)
+	}
 	_, err = resolve.Resolve(ctx, []resolve.Root{{Ref: src, Select: &resolve.TagSelection{Ranges: []string{">=2"}}}}, resolve.Options{Registry: c})
 	var nt *resolve.NoTagSelectedError
 	if !errors.As(err, &nt) || !strings.Contains(err.Error(), `no tag is selected by tags ">=2" (tags: 1.25.0 1.25.3 1.26.0 1.26.1-rc.1 1.26.2 latest)`) {
 		t.Errorf("error %v", err)
 	}
+}
+
+func digestOf(t *testing.T, s string) digest.Digest {
+	t.Helper()
+	d, err := digest.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

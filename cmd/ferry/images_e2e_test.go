@@ -217,6 +217,9 @@ mirror:
 	}
 	env.MustRun("mirror")
 	env.MustRun("verify")
+	// The mirror alone, and the sources, resolve to the lock again.
+	env.MustRun("verify", "--resolve")
+	env.MustRun("verify", "--resolve-sources")
 	first = env.ReadFile("ferry.lock") // with the mirror recorded
 
 	// A newer tag appears: ferry lock keeps the selection, --update
