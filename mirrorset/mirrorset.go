@@ -177,7 +177,8 @@ type Package struct {
 	// Select, when set, makes the root a selection of the tags of the
 	// repository Ref names (an `images:` entry with ranges or regular
 	// expressions), resolved at lock time into a root per tag.
-	Select *resolve.TagSelection `yaml:"-" json:"-"`
+	// It is an input of the lock's digest (command-line selections).
+	Select *resolve.TagSelection `yaml:"-" json:"select,omitempty"`
 }
 
 // Replace redirects every edge to From to To.

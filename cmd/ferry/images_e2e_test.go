@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -240,4 +241,46 @@ mirror:
 	env.Expect(2, []string{"lock", "--config", "bad.yaml", "--lock", "bad.lock"}, "images[0]", "without tag or digest")
 	env.WriteFile("none.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\nimages:\n  - ref: "+src.Host+"/lib/nginx\n    tags: ['>=3']\n")
 	env.Expect(1, []string{"lock", "--config", "none.yaml", "--lock", "none.lock"}, src.Host+`/lib/nginx: no tag is selected by tags ">=3"`)
+}
+
+// TestE2EImageSelectionFlags: the images: selection as ROOT options:
+// `ferry mirror REPO --version RANGE --exclude-tags RE --newest N`, and
+// --match alone; a ROOT with a tag is exit 2.
+func TestE2EImageSelectionFlags(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src, mirror := registrytest.New(t), registrytest.New(t)
+	c := e2eClient(t)
+	nginx := src.Host + "/lib/nginx"
+	r := e2eRepo(t, c, nginx)
+	for _, tag := range []string{"1.24.0", "1.25.0", "1.25.1", "1.26.0-rc.1", "1.26.0-alpine", "stable"} {
+		desc, err := fixture.PushImage(ctx, r, "selection-flags-"+tag, 128)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Tag(ctx, desc, tag); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := clitest.New(t)
+	versions := func(file string) []string {
+		t.Helper()
+		var out []string
+		for _, p := range e2eReadLock(t, env, file).Resolved() {
+			out = append(out, p.AllTags()...)
+		}
+		sort.Strings(out)
+		return out
+	}
+	env.MustRun("mirror", nginx, "--version", ">=1.25.0-0", "--exclude-tags", "-rc", "--exclude-tags", "-alpine", "--newest", "2", "--to", mirror.Host+"/m")
+	if got, want := versions("ferry.lock"), []string{"1.25.0", "1.25.1"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("mirrored %q, want %q", got, want)
+	}
+	env.MustRun("verify")
+	env.MustRun("lock", nginx, "--match", `^s`, "--lock", "match.lock")
+	if got, want := versions("match.lock"), []string{"stable"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("locked %q, want %q", got, want)
+	}
+	env.Expect(2, []string{"lock", nginx + ":1.24.0", "--newest", "1", "--lock", "x.lock"}, "name it without tag or digest")
+	env.Expect(2, []string{"lock", nginx, "--match", "(", "--lock", "x.lock"}, `regular expression "("`)
 }
