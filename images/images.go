@@ -22,11 +22,14 @@ import (
 
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/kubeimages"
+	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/resolve"
 	"github.com/ferryhq/ferry/sizecap"
 )
+
+func init() { lock.RegisterAttribute(resolve.AttributePlatform) }
 
 // Key is the ferry.yaml key the format owns.
 const Key = "images"
@@ -54,8 +57,9 @@ type Entry struct {
 	// Newest keeps the newest N tags the ranges and expressions selected
 	// (exact tags and digests are always kept).
 	Newest int `yaml:"newest,omitempty"`
-	// Platforms would copy only these platforms of an index; not
-	// supported yet (the index is copied whole).
+	// Platforms, when set (one platform, "linux/amd64"), locks each
+	// image's manifest for that platform instead of its index (see
+	// resolve.Root.Platform); without it the index is copied whole.
 	Platforms []string `yaml:"platforms,omitempty"`
 	// List is a file of image references, one a line; blank lines and
 	// lines starting with # are skipped, and so is what follows " #".
@@ -181,8 +185,13 @@ func (e Entry) check() error {
 	if n != 1 {
 		return fmt.Errorf("give one of ref, list (a file of references) or manifests (a folder of Kubernetes manifests)")
 	}
-	if len(e.Platforms) > 0 {
-		return fmt.Errorf("platforms: choosing platforms is not supported yet: ferry copies an image index whole, keeping its digest; remove platforms")
+	switch {
+	case len(e.Platforms) > 1:
+		return fmt.Errorf("platforms: name one platform: keeping several would mean writing an index the source never served (not supported yet); without platforms the index is copied whole")
+	case len(e.Platforms) == 1:
+		if _, err := resolve.ParsePlatform(e.Platforms[0]); err != nil {
+			return fmt.Errorf("platforms: %w", err)
+		}
 	}
 	if e.Ref == "" {
 		if e.selects() {
@@ -258,8 +267,22 @@ func (e Entry) split() (exact []string, sel *resolve.TagSelection, err error) {
 	return exact, sel, nil
 }
 
-// roots returns the entry's roots.
+// roots returns the entry's roots, for its platform when it names one.
 func (e Entry) roots() ([]mirrorset.Package, error) {
+	out, err := e.refRoots()
+	if err != nil {
+		return nil, err
+	}
+	if len(e.Platforms) == 1 {
+		for i := range out {
+			out[i].Platform = e.Platforms[0]
+		}
+	}
+	return out, nil
+}
+
+// refRoots returns the entry's roots, whole.
+func (e Entry) refRoots() ([]mirrorset.Package, error) {
 	switch {
 	case e.List != "":
 		refs, err := readList(e.List)

@@ -23,8 +23,9 @@ func parse(t *testing.T, yaml string) *mirrorset.MirrorSet {
 
 // root is a root as SectionRoots returns it, for comparison.
 type root struct {
-	Ref string
-	Sel *resolve.TagSelection
+	Ref      string
+	Sel      *resolve.TagSelection
+	Platform string
 }
 
 // TestSectionRoots pins what each shape of entry locks: a reference (an
@@ -48,6 +49,8 @@ func TestSectionRoots(t *testing.T) {
 			{Ref: "docker.io/library/nginx", Sel: &resolve.TagSelection{Ranges: []string{">=1.26 <2", "1.x", "~1.24"}, Match: []string{`^1\.2[67]\.\d+$`}, Exclude: []string{"-rc"}, Newest: 3}},
 		}},
 		{"match alone, as a list", "images:\n  - ref: quay.io/x/y\n    match: [a, b]\n", []root{{Ref: "quay.io/x/y", Sel: &resolve.TagSelection{Match: []string{"a", "b"}}}}},
+		{"a platform", "images:\n  - ref: quay.io/x/y:1\n    platforms: [linux/arm64]\n", []root{{Ref: "quay.io/x/y:1", Platform: "linux/arm64"}}},
+		{"a platform of a selection", "images:\n  - ref: quay.io/x/y\n    tags: [\"1\", \"2.x\"]\n    platforms: [linux/amd64]\n", []root{{Ref: "quay.io/x/y:1", Platform: "linux/amd64"}, {Ref: "quay.io/x/y", Sel: &resolve.TagSelection{Ranges: []string{"2.x"}}, Platform: "linux/amd64"}}},
 		{"newest alone", "images:\n  - ref: quay.io/x/y\n    newest: 2\n", []root{{Ref: "quay.io/x/y", Sel: &resolve.TagSelection{Newest: 2}}}},
 	}
 	for _, tt := range tests {
@@ -65,7 +68,7 @@ func TestSectionRoots(t *testing.T) {
 				if p.Kind != format.KindImage {
 					t.Errorf("%s: kind %q", p.Ref, p.Kind)
 				}
-				got = append(got, root{p.Ref, p.Select})
+				got = append(got, root{p.Ref, p.Select, p.Platform})
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("roots %+v\nwant  %+v", got, tt.want)
@@ -85,7 +88,8 @@ func TestCheckSections(t *testing.T) {
 		{"images:\n  - ref: a.io/b\n    newest: -1\n", "newest: -1 is negative"},
 		{"images:\n  - ref: a.io/b\n    tags: [\"sha256:12\"]\n", `"sha256:12" is not a digest`},
 		{"images:\n  - list: x.txt\n    newest: 2\n", "select tags of a ref"},
-		{"images:\n  - ref: a.io/b\n    platforms: [linux/amd64]\n", "platforms: choosing platforms is not supported yet"},
+		{"images:\n  - ref: a.io/b\n    platforms: [linux/amd64, linux/arm64]\n", "platforms: name one platform"},
+		{"images:\n  - ref: a.io/b\n    platforms: [amd64]\n", `platform "amd64": want OS/ARCH`},
 		{"images:\n  - ref: a.io/b\n    tag: [\"1\"]\n", `unknown key "tag"`},
 		{"images:\n  - ref: 'UPPER/x'\n", "images[0]"},
 	}

@@ -179,6 +179,9 @@ type Package struct {
 	// expressions), resolved at lock time into a root per tag.
 	// It is an input of the lock's digest (command-line selections).
 	Select *resolve.TagSelection `yaml:"-" json:"select,omitempty"`
+	// Platform, when set, locks an image index as its manifest for this
+	// platform (resolve.Root.Platform).
+	Platform string `yaml:"-" json:"platform,omitempty"`
 }
 
 // Replace redirects every edge to From to To.
@@ -322,7 +325,7 @@ func (m *MirrorSet) Roots() []resolve.Root {
 		if r, err := ociref.ParseNormalized(ref, ""); err == nil {
 			ref = r.String()
 		}
-		out = append(out, resolve.Root{Ref: ref, Constraint: p.Version, Format: p.Format, Kind: p.Kind, Select: p.Select})
+		out = append(out, resolve.Root{Ref: ref, Constraint: p.Version, Format: p.Format, Kind: p.Kind, Select: p.Select, Platform: p.Platform})
 	}
 	return out
 }

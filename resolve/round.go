@@ -173,6 +173,13 @@ func (rs *roundState) visit(ctx context.Context, key string) levelResult {
 	if c.tag == "" && res.entry.meta.Version != "" {
 		res.choice.tag = rs.r.tagOf(ctx, source, c.digest, res.entry.meta.Version)
 	}
+	if p := platformOf(reqs); p != "" {
+		res.entry, res.choice, res.err = rs.forPlatform(ctx, source, res.choice, res.entry, p)
+		if res.err != nil {
+			res.err = withChain(reqs, source, res.err)
+			return res
+		}
+	}
 	// Read ahead with the requirements addPackage will take (rs.reqs is
 	// not written while the level reads).
 	if own := rs.reqs[key]; len(own) > 0 {

@@ -245,7 +245,7 @@ func (r *resolver) selectTags(ctx context.Context, roots []Root) ([]Root, error)
 			}
 		}
 		for _, t := range tags {
-			add(Root{Ref: ref.Repo() + ":" + t, Format: root.Format, Kind: root.Kind, selected: root.Ref})
+			add(Root{Ref: ref.Repo() + ":" + t, Format: root.Format, Kind: root.Kind, Platform: root.Platform, selected: root.Ref})
 		}
 	}
 	return out, nil

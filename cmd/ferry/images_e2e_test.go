@@ -284,3 +284,55 @@ func TestE2EImageSelectionFlags(t *testing.T) {
 	env.Expect(2, []string{"lock", nginx + ":1.24.0", "--newest", "1", "--lock", "x.lock"}, "name it without tag or digest")
 	env.Expect(2, []string{"lock", nginx, "--match", "(", "--lock", "x.lock"}, `regular expression "("`)
 }
+
+// TestE2EImagePlatform: an images: entry with `platforms: [P]` locks the
+// index's manifest for P under the tag, records the platform in the lock
+// and warns about digests and signatures; mirror, verify (deep, and
+// resolving again) and a second lock agree; without platforms the index
+// is copied whole.
+func TestE2EImagePlatform(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src, mirror := registrytest.New(t), registrytest.New(t)
+	c := e2eClient(t)
+	multi := src.Host + "/lib/multi"
+	r := e2eRepo(t, c, multi)
+	idx, children, err := fixture.PushImageIndex(ctx, r, "platform-e2e", "linux/amd64", "linux/arm64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Tag(ctx, idx, "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	env := clitest.New(t)
+	env.WriteFile("ferry.yaml", fmt.Sprintf("apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\nimages:\n  - ref: %s:1.0.0\n    platforms: [linux/arm64]\nmirror:\n  to: %s/m\n", multi, mirror.Host))
+	res := env.MustRun("lock")
+	if !strings.Contains(res.Stderr, "only linux/arm64 is kept") {
+		t.Errorf("lock did not warn:\n%s", res.Stderr)
+	}
+	first := env.ReadFile("ferry.lock")
+	p := e2eReadLock(t, env, "ferry.lock").Package(multi)
+	if p == nil || p.Digest != children["linux/arm64"].Digest.String() || p.Version != "1.0.0" || p.Attributes["platform"] != "linux/arm64" {
+		t.Fatalf("locked %+v, want linux/arm64's %s:\n%s", p, children["linux/arm64"].Digest, first)
+	}
+	env.MustRun("lock")
+	if again := env.ReadFile("ferry.lock"); again != first {
+		t.Errorf("a second lock differs:\n%s\n---\n%s", first, again)
+	}
+	env.MustRun("mirror")
+	mirrored := e2eReadLock(t, env, "ferry.lock").Package(multi).Mirror
+	if got, err := e2eRepo(t, c, mirrored).Resolve(ctx, "1.0.0"); err != nil || got.Digest != children["linux/arm64"].Digest {
+		t.Fatalf("%s:1.0.0 = %v, %v; want %s", mirrored, got.Digest, err, children["linux/arm64"].Digest)
+	}
+	env.MustRun("verify")
+	env.MustRun("verify", "--deep")
+	env.MustRun("verify", "--resolve")
+	env.MustRun("install", "--dest", "inst")
+
+	// Without platforms: the index whole.
+	env.WriteFile("whole.yaml", fmt.Sprintf("apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\nimages:\n  - ref: %s:1.0.0\n", multi))
+	env.MustRun("lock", "--config", "whole.yaml", "--lock", "whole.lock")
+	if p := e2eReadLock(t, env, "whole.lock").Package(multi); p == nil || p.Digest != idx.Digest.String() || p.Attributes["platform"] != "" {
+		t.Fatalf("locked %+v, want the index %s", p, idx.Digest)
+	}
+}
