@@ -76,8 +76,10 @@ func (Format) Kinds() []string {
 // Policy is Crossplane's: a cluster holds one version of a package, so
 // every edge to a repository shares one version, the highest satisfying
 // every constraint (internal/controller/pkg/resolver picks the highest
-// valid version of a dependency).
-func (Format) Policy() resolve.Policy { return resolve.Policy{Name: "highest"} }
+// valid version of a dependency), and a closure holding two versions of
+// one package is a conflict (the package manager's Lock object records one
+// version of each package: internal/controller/pkg/resolver).
+func (Format) Policy() resolve.Policy { return resolve.Policy{Name: "highest", OneVersion: true} }
 
 // Sections lists the ferry.yaml keys the format owns.
 func (Format) Sections() []string { return []string{KeyCrossplane} }

@@ -8,6 +8,7 @@ import (
 	"github.com/ferryhq/ferry/crossplane"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/helm"
+	"github.com/ferryhq/ferry/images"
 	"github.com/ferryhq/ferry/kudo"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/porter"
@@ -22,5 +23,6 @@ func All() []format.Format {
 		kudo.New(), // before helm: both read .tgz roots; kudo claims only those with operator.yaml
 		helm.New(),
 		mixin.Format{},
+		images.Format{}, // no reader: a section of plain images
 	}
 }

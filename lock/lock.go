@@ -640,10 +640,10 @@ func (l *Lock) Locked() map[string][]resolve.Locked {
 		// Every tag of the digest is a version to keep: a request by an
 		// extra tag keeps the locked digest as one by Version does.
 		for _, t := range p.AllTags() {
-			out[p.Source] = append(out[p.Source], resolve.Locked{Version: t, Digest: digest.Digest(p.Digest)})
+			out[p.Source] = append(out[p.Source], resolve.Locked{Version: t, Digest: digest.Digest(p.Digest), Ref: p.Ref})
 		}
 		if p.Version == "" {
-			out[p.Source] = append(out[p.Source], resolve.Locked{Digest: digest.Digest(p.Digest)})
+			out[p.Source] = append(out[p.Source], resolve.Locked{Digest: digest.Digest(p.Digest), Ref: p.Ref})
 		}
 	}
 	return out

@@ -178,6 +178,14 @@ type Package struct {
 	// prerelease tags (a porter.yaml's prerelease version, as Porter's
 	// config adapter allows them).
 	Prereleases bool `yaml:"-" json:"-"`
+	// Select, when set, makes the root a selection of the tags of the
+	// repository Ref names (an `images:` entry with ranges or regular
+	// expressions), resolved at lock time into a root per tag.
+	// It is an input of the lock's digest (command-line selections).
+	Select *resolve.TagSelection `yaml:"-" json:"select,omitempty"`
+	// Platform, when set, locks an image index as its manifest for this
+	// platform (resolve.Root.Platform).
+	Platform string `yaml:"-" json:"platform,omitempty"`
 }
 
 // Replace redirects every edge to From to To.
@@ -321,7 +329,7 @@ func (m *MirrorSet) Roots() []resolve.Root {
 		if r, err := ociref.ParseNormalized(ref, ""); err == nil {
 			ref = r.String()
 		}
-		out = append(out, resolve.Root{Ref: ref, Constraint: p.Version, Format: p.Format, Kind: p.Kind, Prereleases: p.Prereleases})
+		out = append(out, resolve.Root{Ref: ref, Constraint: p.Version, Format: p.Format, Kind: p.Kind, Prereleases: p.Prereleases, Select: p.Select, Platform: p.Platform})
 	}
 	return out
 }

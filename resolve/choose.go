@@ -3,8 +3,11 @@ package resolve
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/opencontainers/go-digest"
+
+	"github.com/ferryhq/ferry/format"
 )
 
 // Choosing a version. Each source gets one version from every requirement
@@ -23,6 +26,23 @@ func (rs *roundState) choose(ctx context.Context, source string, reqs []requirem
 	if rs.r.opts.Update == nil || !rs.r.opts.Update(source) {
 		if c, ok := keepLocked(rs.r.opts.Locked[source], reqs, policy); ok {
 			return c, nil
+		}
+	}
+	if policy.Pick == nil && untagged(reqs) {
+		c, ok, err := rs.chooseUntagged(ctx, source, reqs)
+		if err != nil || ok {
+			return c, err
+		}
+		if c.noLatest {
+			tags, err := rs.r.listTags(ctx, source)
+			if err != nil {
+				return choice{}, withChain(reqs, source, err)
+			}
+			if len(candidates(reqs, tags)) == 0 {
+				return choice{}, withChain(reqs, source, &NoLatestError{Source: source, Tags: tags})
+			}
+			tag, err := pickTag(source, reqs, tags)
+			return choice{tag: tag, noLatest: true}, err
 		}
 	}
 	if !needsTags(reqs) {
@@ -50,6 +70,81 @@ func (rs *roundState) choose(ctx context.Context, source string, reqs []requirem
 		return choice{}, err
 	}
 	return choice{tag: tag}, nil
+}
+
+// Untagged references. A reference without tag, digest or range means
+// `latest` for an image, as docker, crane and skopeo read it
+// (distribution/reference's ParseNormalizedNamed + TagNameOnly adds
+// "latest"), and the highest release for a package of a format ferry
+// reads (a Porter bundle, a Crossplane package, a Helm chart, a KUDO
+// operator), whose versions are semver tags. Which one a reference names
+// is known only from the manifest a tag points at, so:
+//
+//   - a request of kind image (format.KindImage) takes `latest`;
+//   - otherwise, when the repository has `latest` and no format claims
+//     its manifest, `latest` is taken; when a format claims it, the
+//     highest release tag is, as before;
+//   - when it has no `latest`, the highest release tag is read, and the
+//     manifest there must be one a format claims: an image or opaque
+//     artifact without `latest` is an error listing the tags and
+//     suggesting a range (NoLatestError).
+
+// untagged reports whether every request on a source names neither tag,
+// digest nor range (and some request is not a replaced edge's "any").
+func untagged(reqs []requirement) bool {
+	n := 0
+	for _, r := range reqs {
+		switch {
+		case r.any:
+		case r.tag != "" || r.digest != "" || r.constraint != "":
+			return false
+		default:
+			n++
+		}
+	}
+	return n > 0
+}
+
+// chooseUntagged chooses for untagged requests (see above): ok reports a
+// choice of `latest`; otherwise c.noLatest reports that the repository
+// has no `latest` and the highest release is to be read, and a zero c
+// that `latest` is a package of a format, chosen among releases.
+func (rs *roundState) chooseUntagged(ctx context.Context, source string, reqs []requirement) (c choice, ok bool, err error) {
+	tags, err := rs.r.listTags(ctx, source)
+	if err != nil {
+		return choice{}, false, withChain(reqs, source, err)
+	}
+	if !slices.Contains(tags, latestTag) {
+		if kindOf(reqs) == format.KindImage {
+			return choice{}, false, withChain(reqs, source, &NoLatestError{Source: source, Tags: tags})
+		}
+		return choice{noLatest: true}, false, nil
+	}
+	if kindOf(reqs) == format.KindImage {
+		return choice{tag: latestTag}, true, nil
+	}
+	e, err := rs.r.fetch(ctx, source, choice{tag: latestTag})
+	if err != nil {
+		return choice{}, false, withChain(reqs, source, err)
+	}
+	if e.meta.Kind == format.KindArtifact {
+		return choice{tag: latestTag}, true, nil
+	}
+	return choice{}, false, nil
+}
+
+// latestTag is the tag an untagged image reference means.
+const latestTag = "latest"
+
+// kindOf returns the kind the requests ask a package to be locked as
+// when no format claims its manifest, if any.
+func kindOf(reqs []requirement) string {
+	for _, r := range reqs {
+		if r.kind != "" {
+			return r.kind
+		}
+	}
+	return ""
 }
 
 // requestsOf returns reqs as a Policy's Pick sees them.

@@ -145,3 +145,71 @@ func (e *ChainError) Error() string { return e.Chain + ": " + e.Err.Error() }
 
 // Unwrap returns the underlying error.
 func (e *ChainError) Unwrap() error { return e.Err }
+
+// NoLatestError reports an untagged reference to an image (or opaque
+// artifact) whose repository has no `latest` tag, which an untagged
+// image reference means. It lists the tags and suggests a range; the
+// chain that wraps it (ChainError) names the source.
+type NoLatestError struct {
+	// Source is the repository, HOST/PATH.
+	Source string
+	// Tags are every tag of the repository.
+	Tags []string
+}
+
+func (e *NoLatestError) Error() string {
+	var b strings.Builder
+	// The chain names the source (withChain).
+	fmt.Fprintf(&b, "an untagged image reference means %s, as docker and crane read it, and the repository has no tag %s", latestTag, latestTag)
+	sorted := sortedTags(e.Tags)
+	switch {
+	case len(sorted) == 0:
+		b.WriteString(" (it has no tags)")
+		return b.String()
+	case len(sorted) > maxNearestTags:
+		// The newest releases are the likeliest wanted.
+		fmt.Fprintf(&b, " (%d tags, the last of them: %s)", len(sorted), strings.Join(lastVersions(sorted, maxNearestTags), " "))
+	default:
+		fmt.Fprintf(&b, " (tags: %s)", strings.Join(sorted, " "))
+	}
+	rng := ">=0.0.0"
+	if v := highestVersion(sorted); v != "" {
+		pv := ParseTag(v)
+		rng = fmt.Sprintf("^%d.%d", pv.Major(), pv.Minor())
+		if pv.Major() == 0 {
+			rng = fmt.Sprintf("~0.%d", pv.Minor())
+		}
+		fmt.Fprintf(&b, "; name a tag (%s:%s) or choose a range: --version '%s', or in ferry.yaml `images: [{ref: %s, tags: [\"%s\"]}]`", e.Source, v, rng, e.Source, rng)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "; name a tag (%s:%s)", e.Source, sorted[len(sorted)-1])
+	return b.String()
+}
+
+// lastVersions returns the last n tags of sorted, releases first: the
+// newest releases, then other tags while room is left.
+func lastVersions(sorted []string, n int) []string {
+	var releases, others []string
+	for _, t := range sorted {
+		if ParseTag(t) != nil {
+			releases = append(releases, t)
+		} else {
+			others = append(others, t)
+		}
+	}
+	if len(releases) >= n {
+		return releases[len(releases)-n:]
+	}
+	return append(releases, others[:min(len(others), n-len(releases))]...)
+}
+
+// highestVersion returns the highest release tag (no prerelease) of
+// sorted tags, or "".
+func highestVersion(sorted []string) string {
+	for i := len(sorted) - 1; i >= 0; i-- {
+		if v := ParseTag(sorted[i]); v != nil && v.Prerelease() == "" {
+			return sorted[i]
+		}
+	}
+	return ""
+}

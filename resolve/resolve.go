@@ -48,12 +48,29 @@ type Root struct {
 	// Prereleases lets Constraint admit prerelease tags (as a
 	// dependency's format.Dependency.Prereleases).
 	Prereleases bool
+	// Select, when set, makes the root a selection of the tags of the
+	// repository Ref names (without tag or digest): every tag it keeps is
+	// a root of its own (see TagSelection).
+	Select *TagSelection
+	// Platform, when set ("linux/amd64", "linux/arm64/v8"), locks an
+	// image index as its manifest for this platform alone, which the
+	// mirror then holds under the tag instead of the index (see
+	// platform.go).
+	Platform string
+
+	// selected is, for a root a selection made, the selection's Ref: the
+	// reference its package records (Package.Ref, the lock's ref:), by
+	// which a later resolution finds the tags the selection locked.
+	selected string
 }
 
 // Locked is a version an earlier lock chose for a source.
 type Locked struct {
 	Version string
 	Digest  digest.Digest
+	// Ref is the reference the package was requested by (Package.Ref):
+	// a tag selection keeps the tags locked under its own Ref.
+	Ref string
 }
 
 // Use is a user-chosen implementation of a named dependency.
@@ -136,6 +153,12 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 		cancel()
 		r.aheadPool.close()
 	}()
+	// Tag selections become roots of one tag each, once: they are the
+	// roots every round starts from.
+	roots, err := r.selectTags(ctx, roots)
+	if err != nil {
+		return nil, err
+	}
 	rootReqs, err := r.rootRequirements(roots)
 	if err != nil {
 		return nil, err
@@ -255,6 +278,10 @@ func (r *resolver) rootRequirements(roots []Root) ([]rootReq, error) {
 			return nil, badInput(err)
 		}
 		req := requirement{from: "root " + root.Ref, ref: root.Ref, constraint: root.Constraint, tag: ref.Tag, digest: ref.Digest, kind: root.Kind, prereleases: root.Prereleases}
+		if root.selected != "" {
+			req.ref = root.selected
+		}
+		req.platform = root.Platform
 		if root.Constraint != "" && strings.HasPrefix(root.Constraint, "sha256:") {
 			req.digest, req.constraint = digest.Digest(root.Constraint), ""
 		}
@@ -375,6 +402,9 @@ type fetchEntry struct {
 	meta  *format.Metadata
 	rules Rules
 	err   error
+	// index is the manifest's bytes when it is an image index (or a
+	// Docker manifest list), for choosing a platform (platform.go).
+	index []byte
 }
 
 type tagEntry struct {
@@ -397,7 +427,7 @@ func (r *resolver) fetch(ctx context.Context, source string, c choice) (*fetchEn
 	}
 	r.mu.Unlock()
 	e.once.Do(func() {
-		e.desc, e.meta, e.rules, e.err = r.read(ctx, source, c.object())
+		e.desc, e.meta, e.rules, e.index, e.err = r.read(ctx, source, c.object())
 		if e.err == nil {
 			r.mu.Lock()
 			if _, ok := r.fetches[source+"@"+e.desc.Digest.String()]; !ok {
@@ -409,17 +439,17 @@ func (r *resolver) fetch(ctx context.Context, source string, c choice) (*fetchEn
 	return e, e.err
 }
 
-func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Descriptor, *format.Metadata, Rules, error) {
+func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Descriptor, *format.Metadata, Rules, []byte, error) {
 	repo, err := r.open(source)
 	if err != nil {
-		return ocispec.Descriptor{}, nil, nil, err
+		return ocispec.Descriptor{}, nil, nil, nil, err
 	}
 	// One slot covers the package's reads: the manifest and what its
 	// format reads after it, one at a time. It is given back before the
 	// tag list below, which takes a slot of its own.
 	release, err := r.acquire(ctx)
 	if err != nil {
-		return ocispec.Descriptor{}, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
+		return ocispec.Descriptor{}, nil, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
 	}
 	desc, rc, err := repo.FetchReference(ctx, object)
 	if err != nil {
@@ -427,19 +457,19 @@ func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Des
 		if errors.Is(err, errdef.ErrNotFound) && !strings.HasPrefix(object, "sha256:") {
 			// Say it once, with the tags there are (see errors.go).
 			if tags, terr := r.listTags(ctx, source); terr == nil && !slices.Contains(tags, object) {
-				return ocispec.Descriptor{}, nil, nil, &TagNotFoundError{Source: source, Tag: object, Tags: tags}
+				return ocispec.Descriptor{}, nil, nil, nil, &TagNotFoundError{Source: source, Tag: object, Tags: tags}
 			}
 		}
-		return ocispec.Descriptor{}, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
+		return ocispec.Descriptor{}, nil, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
 	}
 	defer release()
 	defer rc.Close()
 	if desc.Size > maxManifestBytes {
-		return desc, nil, nil, fmt.Errorf("fetching %s: manifest of %d bytes is too large", refString(source, object), desc.Size)
+		return desc, nil, nil, nil, fmt.Errorf("fetching %s: manifest of %d bytes is too large", refString(source, object), desc.Size)
 	}
 	raw, err := io.ReadAll(io.LimitReader(rc, maxManifestBytes+1))
 	if err != nil {
-		return desc, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
+		return desc, nil, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
 	}
 	r.opts.Progress.BlobBytes("resolve "+refString(source, object), int64(len(raw)))
 	// The bytes decide: their digest (checked against the digest asked
@@ -451,7 +481,7 @@ func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Des
 	}
 	desc, err = manifest.Describe(raw, asked, desc.Digest, desc.MediaType)
 	if err != nil {
-		return desc, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
+		return desc, nil, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
 	}
 	for _, ff := range r.opts.Formats {
 		f, ok := ff.(format.Reader)
@@ -463,15 +493,15 @@ func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Des
 			continue
 		}
 		if err != nil {
-			return desc, nil, nil, fmt.Errorf("reading %s: %w", refString(source, object), err)
+			return desc, nil, nil, nil, fmt.Errorf("reading %s: %w", refString(source, object), err)
 		}
 		rules, ok := ff.(Rules)
 		if !ok {
 			rules = defaultRules{}
 		}
-		return desc, meta, rules, nil
+		return desc, meta, rules, indexBytes(desc, raw), nil
 	}
-	return desc, &format.Metadata{Kind: format.KindArtifact}, defaultRules{}, nil
+	return desc, &format.Metadata{Kind: format.KindArtifact}, defaultRules{}, indexBytes(desc, raw), nil
 }
 
 // open opens source for reading, through the format that owns it when it

@@ -163,8 +163,22 @@ func (rs *roundState) visit(ctx context.Context, key string) levelResult {
 		res.err = withChain(reqs, source, err)
 		return res
 	}
+	if c.noLatest && res.entry.meta.Kind == format.KindArtifact {
+		// An untagged image means `latest`, which the repository lacks:
+		// the highest release is not what docker would pull.
+		tags, _ := rs.r.listTags(ctx, source)
+		res.err = withChain(reqs, source, &NoLatestError{Source: source, Tags: tags})
+		return res
+	}
 	if c.tag == "" && res.entry.meta.Version != "" {
 		res.choice.tag = rs.r.tagOf(ctx, source, c.digest, res.entry.meta.Version)
+	}
+	if p := platformOf(reqs); p != "" {
+		res.entry, res.choice, res.err = rs.forPlatform(ctx, source, res.choice, res.entry, p)
+		if res.err != nil {
+			res.err = withChain(reqs, source, res.err)
+			return res
+		}
 	}
 	// Read ahead with the requirements addPackage will take (rs.reqs is
 	// not written while the level reads).
@@ -287,28 +301,28 @@ func (rs *roundState) finish(rootKeys []string) (*Graph, error) {
 		}
 	}
 	rs.rootIDs = ids
-	// A format that shares one version per repository (Crossplane) cannot
-	// install two: roots at two versions of such a package, or a root and
-	// a dependency that disagree, are a conflict.
+	// A format whose tool installs one version of a package (Crossplane)
+	// cannot install two: roots at two versions of such a package, or a
+	// root and a dependency that disagree, are a conflict. Every other
+	// package (an image, an opaque artifact, a chart, a bundle) may be
+	// locked at several tags and digests of one repository.
 	var errs []error
 	for src, ds := range digests {
 		if len(ds) < 2 {
 			continue
 		}
 		var labels []string
-		shared := false
+		oneVersion := ""
 		for _, d := range ds {
 			p := g.Packages[src+"@"+d]
-			// A cluster runs one image at many tags: an image is never
-			// "installed" once per repository.
-			if !p.rules.Policy().Unshared && p.Kind != format.KindImage {
-				shared = true
+			if p.rules.Policy().OneVersion {
+				oneVersion = p.rules.Name()
 			}
 			labels = append(labels, p.Label()+" (via "+strings.Join(append(p.Chain, p.Label()), " -> ")+")")
 		}
-		if shared {
+		if oneVersion != "" {
 			sort.Strings(labels)
-			errs = append(errs, fmt.Errorf("%s is needed at %d versions, and its format installs one version of a package: %s", src, len(ds), strings.Join(labels, "; ")))
+			errs = append(errs, fmt.Errorf("%s is needed at %d versions, and the %s format installs one version of a package: %s", src, len(ds), oneVersion, strings.Join(labels, "; ")))
 		}
 	}
 	if len(errs) > 0 {

@@ -30,6 +30,12 @@ type Policy struct {
 	// the edges of one sharing group, which must agree. Otherwise every
 	// edge to a repository shares one version (Crossplane).
 	Unshared bool
+	// OneVersion reports that the format's own tool installs one version
+	// of a repository (Crossplane's package manager runs one revision of
+	// a package): a closure holding two digests of one of its
+	// repositories is a conflict. Other formats, and plain images and
+	// artifacts, may hold several tags and digests of one repository.
+	OneVersion bool
 	// Pick chooses a tag among tags for the requests placed on one
 	// package. Nil picks the highest tag satisfying every request.
 	Pick func(reqs []Request, tags []string) (string, error)

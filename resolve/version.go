@@ -37,13 +37,20 @@ type requirement struct {
 	// kind is the kind the target is locked as when no format claims its
 	// manifest (format.Dependency.Kind).
 	kind string
+	// platform, when set, locks an image index as its manifest for this
+	// platform (Root.Platform).
+	platform string
 }
 
 // canonical identifies what a requirement asks for, whoever asks: two
 // edges resolved on their own with one canonical requirement choose the
 // same version, so they share one node.
 func (r requirement) canonical() string {
-	return fmt.Sprintf("tag=%s constraint=%s pre=%t digest=%s", r.tag, r.constraint, r.prereleases, r.digest)
+	s := fmt.Sprintf("tag=%s constraint=%s pre=%t digest=%s", r.tag, r.constraint, r.prereleases, r.digest)
+	if r.platform != "" {
+		s += " platform=" + r.platform
+	}
+	return s
 }
 
 func (r requirement) describe() string {
@@ -67,6 +74,10 @@ func (r requirement) describe() string {
 type choice struct {
 	tag    string
 	digest digest.Digest
+	// noLatest is set when an untagged, unconstrained request took the
+	// highest tag because the repository has no `latest`: the package
+	// read there must be one a format claims (see chooseUntagged).
+	noLatest bool
 }
 
 func (c choice) object() string {

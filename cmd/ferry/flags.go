@@ -18,10 +18,12 @@ import (
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/crossplane"
 	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/formats"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/mixin"
+	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/porter"
 	"github.com/ferryhq/ferry/progress"
 	"github.com/ferryhq/ferry/redact"
@@ -63,6 +65,9 @@ type globalFlags struct {
 	// its mirrors first; offline (--offline) never reads a source itself.
 	mirrorSources []string
 	offline       bool
+	// sel are the tag selection flags of lock, mirror and resolve
+	// (registerSelection).
+	sel selectionFlags
 
 	// rep draws the progress of the running command (startProgress);
 	// while it is set, progress lines and log lines go through it. Log
@@ -106,7 +111,56 @@ func (g *globalFlags) inputs(args []string, version string) (*mirrorset.MirrorSe
 	if err := checkConstraints(ms, input); err != nil {
 		return nil, "", err
 	}
+	if err := g.applySelection(ms, input); err != nil {
+		return nil, "", err
+	}
 	return ms, input, nil
+}
+
+// selectionFlags select tags of ROOT repositories given on the command
+// line, as ferry.yaml's `images:` entries do (match, exclude, newest;
+// --version is then their range).
+type selectionFlags struct {
+	match   []string
+	exclude []string
+	newest  int
+}
+
+func (s selectionFlags) set() bool {
+	return len(s.match) > 0 || len(s.exclude) > 0 || s.newest != 0
+}
+
+// registerSelection adds the tag selection flags to c.
+func (g *globalFlags) registerSelection(c *cobra.Command) {
+	f := c.Flags()
+	f.StringArrayVar(&g.sel.match, "match", nil, "select every tag of each ROOT repository matching this regular expression (repeatable: any of them), as ferry.yaml images: match; with --version, among the tags in that range")
+	f.StringArrayVar(&g.sel.exclude, "exclude-tags", nil, "leave out the tags matching this regular expression (repeatable), as ferry.yaml images: exclude")
+	f.IntVar(&g.sel.newest, "newest", 0, "keep the newest N tags selected (by version), as ferry.yaml images: newest")
+}
+
+// applySelection turns every ROOT reference of ms into a tag selection
+// of its repository, locked as images, when selection flags are given.
+func (g *globalFlags) applySelection(ms *mirrorset.MirrorSet, input string) error {
+	if !g.sel.set() {
+		return nil
+	}
+	if input != "" {
+		return exitcode.BadInput("--match, --exclude-tags and --newest select tags of ROOT references; in %s, write them in an images: entry", input)
+	}
+	for i, p := range ms.Packages {
+		sel := &resolve.TagSelection{Match: g.sel.match, Exclude: g.sel.exclude, Newest: g.sel.newest}
+		if p.Version != "" {
+			sel.Ranges = []string{p.Version}
+		}
+		if err := sel.Check(); err != nil {
+			return exitcode.BadInput("%s: %w", p.Ref, err)
+		}
+		if r, err := ociref.ParseNormalized(p.Ref, ""); err != nil || r.Tag != "" || r.Digest != "" {
+			return exitcode.BadInput("%s: --match, --exclude-tags and --newest select tags of a repository: name it without tag or digest", p.Ref)
+		}
+		ms.Packages[i].Version, ms.Packages[i].Kind, ms.Packages[i].Select = "", format.KindImage, sel
+	}
+	return nil
 }
 
 // checkConstraints rejects, before any registry is contacted, a root's

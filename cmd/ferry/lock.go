@@ -135,6 +135,7 @@ attestations and SBOMs and OCI referrers, with the rule that verified each.`,
 	}
 	c.Flags().StringVar(&lockPath, "lock", lock.DefaultFile, "lock file to write")
 	c.Flags().StringVar(&version, "version", "", "semver constraint for ROOT references without a tag")
+	g.registerSelection(c)
 	c.Flags().StringSliceVar(&update, "update", nil, "re-resolve locked versions: all, or the named packages (--update=NAME,...)")
 	c.Flags().Lookup("update").NoOptDefVal = "*"
 	c.Flags().StringVar(&signKeyPath, "sign-key", "", "cosign private key (cosign.key; password in $COSIGN_PASSWORD): also write LOCK.sig, the lock's signature as cosign sign-blob writes it")

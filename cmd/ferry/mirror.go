@@ -306,6 +306,7 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 	c.Flags().StringVar(&lockPath, "lock", lock.DefaultFile, "lock file to mirror and update")
 	c.Flags().StringVar(&to, "to", "", "mirror registry HOST[/PREFIX] (default: mirror.to in ferry.yaml)")
 	c.Flags().StringVar(&version, "version", "", "semver constraint for ROOT references without a tag")
+	g.registerSelection(c)
 	c.Flags().StringVar(&toArchive, "to-archive", "", "write the closure, its mixins and the lock into this tar archive instead of a registry")
 	c.Flags().StringVar(&fromArchive, "from-archive", "", "copy an archive written by --to-archive into the registry named by --to")
 	c.Flags().StringVar(&signKeyPath, "sign-key", "", "cosign private key (cosign.key; password in $COSIGN_PASSWORD): sign the lock written into LOCK.sig, as cosign sign-blob does")

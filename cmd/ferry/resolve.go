@@ -46,5 +46,6 @@ OCI reference or a ferry.yaml; with none, ferry.yaml is read.`,
 		},
 	}
 	c.Flags().StringVar(&version, "version", "", "semver constraint for ROOT references without a tag")
+	g.registerSelection(c)
 	return c
 }

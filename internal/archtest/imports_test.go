@@ -28,6 +28,7 @@ var formats = []string{
 	"porter",
 	"crossplane",
 	"mixin",
+	"images",
 }
 
 // pipeline are the packages that must not import a format package, directly
