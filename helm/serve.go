@@ -11,9 +11,7 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
-	repo "helm.sh/helm/v4/pkg/repo/v1"
 	"oras.land/oras-go/v2/content"
-	"sigs.k8s.io/yaml"
 
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/serve"
@@ -123,8 +121,8 @@ type chartStore struct {
 	a *serve.Artifacts[*storedChart]
 }
 
-// serveIndex answers index.yaml, built with Helm's own index type and
-// marshalled as repo.IndexFile.WriteFile does (sigs.k8s.io/yaml). Chart
+// serveIndex answers index.yaml, built with Helm's index type (indexFile)
+// and marshalled as repo.IndexFile.WriteFile does (sigs.k8s.io/yaml). Chart
 // URLs are relative (NAME-VERSION.tgz), so the index works whatever host
 // name the client reached the server by.
 func (s *chartStore) serveIndex(w http.ResponseWriter, r *http.Request) {
@@ -133,21 +131,21 @@ func (s *chartStore) serveIndex(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "listing charts: "+err.Error(), http.StatusBadGateway)
 		return
 	}
-	idx := repo.NewIndexFile()
+	idx := newIndexFile()
 	idx.Generated = time.Unix(0, 0).UTC()
 	for _, c := range charts {
 		if c.Created.After(idx.Generated) {
 			idx.Generated = c.Created
 		}
-		idx.Entries[c.Entry.meta.Name] = append(idx.Entries[c.Entry.meta.Name], &repo.ChartVersion{
+		idx.Entries[c.Entry.meta.Name] = append(idx.Entries[c.Entry.meta.Name], &chartVersion{
 			Metadata: c.Entry.meta,
 			URLs:     []string{chartFormat{}.File(c.Entry)},
 			Created:  c.Created,
 			Digest:   c.Entry.layer.Digest.Encoded(),
 		})
 	}
-	idx.SortEntries()
-	out, err := yaml.Marshal(idx)
+	idx.sortEntries()
+	out, err := idx.marshal()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
