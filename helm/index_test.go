@@ -1,6 +1,8 @@
 package helm
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/provenance"
 	"helm.sh/helm/v4/pkg/registry"
 	repo "helm.sh/helm/v4/pkg/repo/v1"
 	"sigs.k8s.io/yaml"
@@ -180,6 +183,34 @@ func TestResolveReferenceURLMatchesHelm(t *testing.T) {
 		want, helmErr := repo.ResolveReferenceURL(tt.base, tt.ref)
 		if got != want || (err == nil) != (helmErr == nil) || (err != nil && err.Error() != helmErr.Error()) {
 			t.Errorf("resolveReferenceURL(%q, %q) = %q, %v; Helm: %q, %v", tt.base, tt.ref, got, err, want, helmErr)
+		}
+	}
+}
+
+// TestHashReqIsHelms: the Chart.lock digest is Helm's: provenance.Digest
+// of the JSON of the requested and locked dependencies
+// (internal/resolver/resolver.go HashReq).
+func TestHashReqIsHelms(t *testing.T) {
+	tests := [][2][]*chart.Dependency{
+		{nil, nil},
+		{{{Name: "a", Version: "1.x", Repository: "https://example.com"}}, {{Name: "a", Version: "1.2.3", Repository: "https://example.com"}}},
+		{{{Name: "b", Version: "~2", Repository: "oci://r.example.com/c", Alias: "bee", Condition: "b.enabled"}}, nil},
+	}
+	for _, tt := range tests {
+		got, err := hashReq(tt[0], tt[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := json.Marshal(tt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := provenance.Digest(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != "sha256:"+want {
+			t.Errorf("hashReq = %s, Helm's digest sha256:%s", got, want)
 		}
 	}
 }
