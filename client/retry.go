@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ferryhq/ferry/redact"
@@ -160,7 +161,9 @@ func logURL(req *http.Request) string {
 }
 
 // blobPathRE matches the path of a blob GET in the distribution API.
-var blobPathRE = regexp.MustCompile(`^/v2/.+/blobs/[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$`)
+var blobPathRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^/v2/.+/blobs/[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$`)
+})
 
 // isBlobGet reports whether req fetches a blob: a GET of
 // /v2/NAME/blobs/DIGEST, or a redirect that such a GET led to.
@@ -169,7 +172,7 @@ func isBlobGet(req *http.Request) bool {
 		return false
 	}
 	for r := req; r != nil; {
-		if strings.Contains(r.URL.Path, "/blobs/") && blobPathRE.MatchString(r.URL.Path) {
+		if strings.Contains(r.URL.Path, "/blobs/") && blobPathRE().MatchString(r.URL.Path) {
 			return true
 		}
 		if r.Response == nil {
@@ -181,7 +184,7 @@ func isBlobGet(req *http.Request) bool {
 }
 
 // byteRangeRE matches the Range header forms oras-go sends.
-var byteRangeRE = regexp.MustCompile(`^bytes=(\d+)-(\d*)$`)
+var byteRangeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^bytes=(\d+)-(\d*)$`) })
 
 // resumable wraps the body of a successful blob GET so that a transient
 // failure mid-way is resumed with a Range request.
@@ -191,7 +194,7 @@ func (t *retryTransport) resumable(req *http.Request, resp *http.Response) *http
 	}
 	start, end := int64(0), int64(-1)
 	if h := req.Header.Get("Range"); h != "" {
-		m := byteRangeRE.FindStringSubmatch(h)
+		m := byteRangeRE().FindStringSubmatch(h)
 		if m == nil || resp.StatusCode != http.StatusPartialContent {
 			return resp
 		}

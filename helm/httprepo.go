@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -19,7 +17,6 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	repo "helm.sh/helm/v4/pkg/repo/v1"
 
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/indexrepo"
@@ -128,31 +125,16 @@ var chartRepoRules = indexrepo.Rules{
 	// index.yaml as helm.sh/helm/v4/pkg/repo/v1/chartrepo.go
 	// DownloadIndexFile finds it, and relative chart URLs as
 	// FindChartInRepoURL resolves them.
-	ResolveURL: repo.ResolveReferenceURL,
+	ResolveURL: resolveReferenceURL,
 	Build:      buildChart,
 }
 
-// parseIndex parses index.yaml with Helm's own index loader
-// (repo.LoadIndexFile, which drops invalid entries and sorts each chart's
-// versions newest first, as `helm repo update` does).
+// parseIndex parses index.yaml by Helm's rules (loadIndex: invalid
+// entries dropped, each chart's versions sorted newest first, as `helm
+// repo update` reads it).
 func parseIndex(data []byte) (indexrepo.Index, error) {
-	// Helm exports its index parser only as LoadIndexFile(path).
-	dir, err := os.MkdirTemp("", "ferry-helm-index-")
+	idx, err := loadIndex(data, "index.yaml")
 	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	p := filepath.Join(dir, "index.yaml")
-	if err := os.WriteFile(p, data, 0o600); err != nil {
-		return nil, err
-	}
-	idx, err := repo.LoadIndexFile(p)
-	if err != nil {
-		// LoadIndexFile names the temporary file; the caller names the
-		// repository.
-		if inner := errors.Unwrap(err); inner != nil {
-			err = inner
-		}
 		return nil, err
 	}
 	out := indexrepo.Index{}
@@ -177,7 +159,7 @@ func parseIndex(data []byte) (indexrepo.Index, error) {
 // run (helm push uses the .tgz file's modification time:
 // pkg/pusher/ocipusher.go).
 func buildChart(ctx context.Context, d *indexrepo.Download) (indexrepo.Artifact, error) {
-	cv := d.Version.Entry.(*repo.ChartVersion)
+	cv := d.Version.Entry.(*chartVersion)
 	ch, err := loader.LoadArchive(bytes.NewReader(d.Data))
 	if err != nil {
 		return indexrepo.Artifact{}, fmt.Errorf("%s is not a chart archive: %w", indexrepo.SafeURL(d.URL), err)

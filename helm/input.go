@@ -1,7 +1,8 @@
 package helm
 
 import (
-	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,7 +10,6 @@ import (
 	"strings"
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
-	"helm.sh/helm/v4/pkg/provenance"
 
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/mirrorset"
@@ -148,14 +148,16 @@ func (f Format) lockedDependencies(ch *chart.Chart) ([]*chart.Dependency, error)
 }
 
 // hashReq is helm's internal/resolver/resolver.go HashReq: the sha256 of
-// the JSON of the requested and the locked dependencies.
+// the JSON of the requested and the locked dependencies, hex-encoded as
+// helm.sh/helm/v4/pkg/provenance/sign.go Digest writes it (importing
+// that package for one sha256 would link an OpenPGP implementation).
 func hashReq(req, locked []*chart.Dependency) (string, error) {
 	data, err := json.Marshal([2][]*chart.Dependency{req, locked})
 	if err != nil {
 		return "", err
 	}
-	s, err := provenance.Digest(bytes.NewBuffer(data))
-	return "sha256:" + s, err
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
 }
 
 // samePath reports whether a and b name one file or directory (a chart

@@ -5,21 +5,19 @@
 // finds the images a chart deploys by rendering it with Helm's engine.
 package helm
 
-import (
-	"helm.sh/helm/v4/pkg/registry"
-)
-
-// Media types of an OCI chart, Helm's own constants
-// (helm.sh/helm/v4/pkg/registry/constants.go).
+// Media types of an OCI chart, copied from Helm's own constants
+// (helm.sh/helm/v4/pkg/registry/constants.go, v4.3.1): importing that
+// package would link Helm's registry client. TestMediaTypesAreHelms
+// pins them to Helm's.
 const (
 	// ConfigMediaType is the config of a chart manifest: Chart.yaml's
 	// metadata as JSON.
-	ConfigMediaType = registry.ConfigMediaType
+	ConfigMediaType = "application/vnd.cncf.helm.config.v1+json"
 	// ChartLayerMediaType is the layer holding the chart's .tgz bytes.
-	ChartLayerMediaType = registry.ChartLayerMediaType
+	ChartLayerMediaType = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 	// ProvLayerMediaType is the optional provenance (.prov) layer.
-	ProvLayerMediaType = registry.ProvLayerMediaType
+	ProvLayerMediaType = "application/vnd.cncf.helm.chart.provenance.v1.prov"
 	// LegacyChartLayerMediaType is the chart layer media type of Helm
 	// before 3.8, still read by Helm.
-	LegacyChartLayerMediaType = registry.LegacyChartLayerMediaType
+	LegacyChartLayerMediaType = "application/tar+gzip"
 )

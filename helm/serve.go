@@ -11,12 +11,10 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
-	repo "helm.sh/helm/v4/pkg/repo/v1"
 	"oras.land/oras-go/v2/content"
-	"sigs.k8s.io/yaml"
 
 	"github.com/ferryhq/ferry/format"
-	"github.com/ferryhq/ferry/serve"
+	"github.com/ferryhq/ferry/serve/formatrepo"
 )
 
 // ChartsPath is the URL path below which `ferry serve` answers a classic
@@ -42,24 +40,24 @@ var ErrNotLocked = errors.New("not served: ferry serve --lock serves only the ch
 // the chart (…/NAME, as `helm push` and `ferry mirror` write it) and
 // tagged with its version ("+" written "_"). When several repositories
 // hold one version of a chart, the first in catalog order answers (the
-// walk is serve.Artifacts').
+// walk is formatrepo.Artifacts').
 //
 // It is mounted in `ferry serve` before the registry starts, and bound to
 // the registry's handler once it runs; it reads that handler in process,
 // so it needs neither the network nor credentials of its own (the request
 // that reached it has already passed the server's authentication). It
 // answers 503 until bound.
-type RepoHandler = serve.RepoHandler[*storedChart]
+type RepoHandler = formatrepo.RepoHandler[*storedChart]
 
 // NewRepoHandler returns an unbound RepoHandler, for `ferry serve` to
 // mount at ChartsPath. Bind serves every stored version; BindLocked, for
 // `ferry serve --lock`, only those whose manifest digest the lock holds
 // among its packages of kind KindHelmChart.
 func NewRepoHandler() *RepoHandler {
-	return serve.NewRepoHandler(serve.RepoConfig[*storedChart]{
+	return formatrepo.NewRepoHandler(formatrepo.RepoConfig[*storedChart]{
 		Path: ChartsPath, Kind: format.KindHelmChart, Noun: "chart", NotLocked: ErrNotLocked, Format: chartFormat{},
-		Index: func(a *serve.Artifacts[*storedChart]) http.HandlerFunc { return (&chartStore{a: a}).serveIndex },
-		File:  func(a *serve.Artifacts[*storedChart]) http.HandlerFunc { return (&chartStore{a: a}).serveFile },
+		Index: func(a *formatrepo.Artifacts[*storedChart]) http.HandlerFunc { return (&chartStore{a: a}).serveIndex },
+		File:  func(a *formatrepo.Artifacts[*storedChart]) http.HandlerFunc { return (&chartStore{a: a}).serveFile },
 	})
 }
 
@@ -70,13 +68,13 @@ type storedChart struct {
 	prov  *ocispec.Descriptor
 }
 
-// chartFormat is the Helm chart's serve.ArtifactFormat.
+// chartFormat is the Helm chart's formatrepo.ArtifactFormat.
 type chartFormat struct{}
 
 // Decode reads a chart's manifest and config.
 func (chartFormat) Decode(ctx context.Context, blobs content.Fetcher, _ ocispec.Descriptor, m *ocispec.Manifest) (*storedChart, error) {
 	if m.Config.MediaType != ConfigMediaType {
-		return nil, serve.ErrNotArtifact
+		return nil, formatrepo.ErrNotArtifact
 	}
 	c := &storedChart{}
 	for i, l := range m.Layers {
@@ -88,7 +86,7 @@ func (chartFormat) Decode(ctx context.Context, blobs content.Fetcher, _ ocispec.
 		}
 	}
 	if c.layer.Digest == "" || m.Config.Size > maxServedConfig {
-		return nil, serve.ErrNotArtifact
+		return nil, formatrepo.ErrNotArtifact
 	}
 	cfg, err := content.FetchAll(ctx, blobs, m.Config)
 	if err != nil {
@@ -96,7 +94,7 @@ func (chartFormat) Decode(ctx context.Context, blobs content.Fetcher, _ ocispec.
 	}
 	c.meta = &chart.Metadata{}
 	if err := json.Unmarshal(cfg, c.meta); err != nil || c.meta.Name == "" || c.meta.Version == "" {
-		return nil, serve.ErrNotArtifact
+		return nil, formatrepo.ErrNotArtifact
 	}
 	return c, nil
 }
@@ -120,11 +118,11 @@ func (chartFormat) Describe(c *storedChart) string {
 
 // chartStore answers the chart repository's requests.
 type chartStore struct {
-	a *serve.Artifacts[*storedChart]
+	a *formatrepo.Artifacts[*storedChart]
 }
 
-// serveIndex answers index.yaml, built with Helm's own index type and
-// marshalled as repo.IndexFile.WriteFile does (sigs.k8s.io/yaml). Chart
+// serveIndex answers index.yaml, built with Helm's index type (indexFile)
+// and marshalled as repo.IndexFile.WriteFile does (sigs.k8s.io/yaml). Chart
 // URLs are relative (NAME-VERSION.tgz), so the index works whatever host
 // name the client reached the server by.
 func (s *chartStore) serveIndex(w http.ResponseWriter, r *http.Request) {
@@ -133,26 +131,26 @@ func (s *chartStore) serveIndex(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "listing charts: "+err.Error(), http.StatusBadGateway)
 		return
 	}
-	idx := repo.NewIndexFile()
+	idx := newIndexFile()
 	idx.Generated = time.Unix(0, 0).UTC()
 	for _, c := range charts {
 		if c.Created.After(idx.Generated) {
 			idx.Generated = c.Created
 		}
-		idx.Entries[c.Entry.meta.Name] = append(idx.Entries[c.Entry.meta.Name], &repo.ChartVersion{
+		idx.Entries[c.Entry.meta.Name] = append(idx.Entries[c.Entry.meta.Name], &chartVersion{
 			Metadata: c.Entry.meta,
 			URLs:     []string{chartFormat{}.File(c.Entry)},
 			Created:  c.Created,
 			Digest:   c.Entry.layer.Digest.Encoded(),
 		})
 	}
-	idx.SortEntries()
-	out, err := yaml.Marshal(idx)
+	idx.sortEntries()
+	out, err := idx.marshal()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	serve.ServeBytes(w, r, "application/x-yaml", out)
+	formatrepo.ServeBytes(w, r, "application/x-yaml", out)
 }
 
 // serveFile answers NAME-VERSION.tgz and NAME-VERSION.tgz.prov with the

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ferryhq/ferry/format"
-	"github.com/ferryhq/ferry/serve"
+	"github.com/ferryhq/ferry/serve/formatrepo"
 )
 
 // RepoPath is the URL path below which `ferry serve` answers a KUDO
@@ -40,23 +40,27 @@ var ErrNotLocked = errors.New("not served: ferry serve --lock serves only the KU
 // `ferry mirror` writes TO/kudo-operators/NAME) and tagged with its
 // version (APPVERSION_OPERATORVERSION, or OPERATORVERSION alone). When
 // several repositories hold one version, the first in catalog order
-// answers (the walk is serve.Artifacts').
+// answers (the walk is formatrepo.Artifacts').
 //
 // It is mounted in `ferry serve` before the registry starts, and bound to
 // the registry's handler once it runs; it reads that handler in process,
 // so it needs neither the network nor credentials of its own. It answers
 // 503 until bound.
-type RepoHandler = serve.RepoHandler[*storedOperator]
+type RepoHandler = formatrepo.RepoHandler[*storedOperator]
 
 // NewRepoHandler returns an unbound RepoHandler, for `ferry serve` to
 // mount at RepoPath. Bind serves every stored version; BindLocked, for
 // `ferry serve --lock`, only those whose manifest digest the lock holds
 // among its packages of kind KindKudoOperator.
 func NewRepoHandler() *RepoHandler {
-	return serve.NewRepoHandler(serve.RepoConfig[*storedOperator]{
+	return formatrepo.NewRepoHandler(formatrepo.RepoConfig[*storedOperator]{
 		Path: RepoPath, Kind: format.KindKudoOperator, Noun: "operator", NotLocked: ErrNotLocked, Format: operatorFormat{},
-		Index: func(a *serve.Artifacts[*storedOperator]) http.HandlerFunc { return (&operatorStore{a: a}).serveIndex },
-		File:  func(a *serve.Artifacts[*storedOperator]) http.HandlerFunc { return (&operatorStore{a: a}).serveFile },
+		Index: func(a *formatrepo.Artifacts[*storedOperator]) http.HandlerFunc {
+			return (&operatorStore{a: a}).serveIndex
+		},
+		File: func(a *formatrepo.Artifacts[*storedOperator]) http.HandlerFunc {
+			return (&operatorStore{a: a}).serveFile
+		},
 	})
 }
 
@@ -66,34 +70,34 @@ type storedOperator struct {
 	layer ocispec.Descriptor
 }
 
-// operatorFormat is the KUDO package's serve.ArtifactFormat.
+// operatorFormat is the KUDO package's formatrepo.ArtifactFormat.
 type operatorFormat struct{}
 
 // Decode reads a package artifact's manifest and config (Artifact writes
 // them); the tarball is read only when it is downloaded.
 func (operatorFormat) Decode(ctx context.Context, blobs content.Fetcher, _ ocispec.Descriptor, m *ocispec.Manifest) (*storedOperator, error) {
 	if m.Config.MediaType != ConfigMediaType || m.Config.Size > maxServedConfig {
-		return nil, serve.ErrNotArtifact
+		return nil, formatrepo.ErrNotArtifact
 	}
 	o := &storedOperator{}
 	for _, l := range m.Layers {
 		if l.MediaType == PackageLayerMediaType {
 			if o.layer.Digest != "" {
-				return nil, serve.ErrNotArtifact // more than one tarball
+				return nil, formatrepo.ErrNotArtifact // more than one tarball
 			}
 			o.layer = l
 		}
 	}
 	// The index's digest is the tarball's sha256 (KUDO writes no other).
 	if o.layer.Digest.Validate() != nil || o.layer.Digest.Algorithm() != digest.SHA256 {
-		return nil, serve.ErrNotArtifact
+		return nil, formatrepo.ErrNotArtifact
 	}
 	cb, err := content.FetchAll(ctx, blobs, m.Config)
 	if err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(cb, &o.cfg); err != nil || o.cfg.Name == "" || o.cfg.OperatorVersion == "" {
-		return nil, serve.ErrNotArtifact
+		return nil, formatrepo.ErrNotArtifact
 	}
 	return o, nil
 }
@@ -142,7 +146,7 @@ type servedVersion struct {
 
 // operatorStore answers the repository's requests.
 type operatorStore struct {
-	a *serve.Artifacts[*storedOperator]
+	a *formatrepo.Artifacts[*storedOperator]
 }
 
 // serveIndex answers index.yaml. Each version's digest is its tarball's
@@ -191,7 +195,7 @@ func (s *operatorStore) serveIndex(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	serve.ServeBytes(w, r, "application/x-yaml", out)
+	formatrepo.ServeBytes(w, r, "application/x-yaml", out)
 }
 
 // requestBase is the absolute URL of the folder r's path is in, by the

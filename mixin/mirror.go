@@ -6,7 +6,7 @@ import (
 
 	"oras.land/oras-go/v2/registry/remote"
 
-	"github.com/ferryhq/ferry/serve"
+	"github.com/ferryhq/ferry/serve/formatrepo"
 )
 
 // MirrorHandler answers Porter's mirror protocol (/mixins/atom.xml and
@@ -32,7 +32,7 @@ func (m *MirrorHandler) Bind(registry http.Handler) error {
 		return err
 	}
 	reg.PlainHTTP = true
-	reg.Client = &http.Client{Transport: serve.HandlerTransport(registry)}
+	reg.Client = &http.Client{Transport: formatrepo.HandlerTransport(registry)}
 	var h http.Handler = NewHandler(&RegistryStore{Registry: reg, AnyPrefix: true})
 	m.h.Store(&h)
 	return nil

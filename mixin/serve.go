@@ -21,7 +21,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/errcode"
 
 	"github.com/ferryhq/ferry/client"
-	"github.com/ferryhq/ferry/serve"
+	"github.com/ferryhq/ferry/serve/formatrepo"
 )
 
 // ErrNotFound is returned by a Store for a mixin, version or file it does
@@ -521,10 +521,10 @@ func (s *LockedStore) Open(ctx context.Context, name, version, file string) (io.
 		return refuse("the lock's digest %q is invalid", want.Digest)
 	}
 	what := name + " " + version + " " + file
-	return &lockedReader{rc: rc, r: serve.VerifiedReader(rc, wd, want.Size), fail: func(msg string) { s.logf("mixin download cut off: %s: %s", what, msg) }}, size, nil
+	return &lockedReader{rc: rc, r: formatrepo.VerifiedReader(rc, wd, want.Size), fail: func(msg string) { s.logf("mixin download cut off: %s: %s", what, msg) }}, size, nil
 }
 
-// lockedReader reads a binary through serve.VerifiedReader, so that the
+// lockedReader reads a binary through formatrepo.VerifiedReader, so that the
 // read completing it returns only when the whole matches the lock, and
 // logs and marks a mismatch with ErrNotLocked.
 type lockedReader struct {
@@ -539,7 +539,7 @@ func (r *lockedReader) Read(p []byte) (int, error) {
 		return 0, r.err
 	}
 	n, err := r.r.Read(p)
-	if errors.Is(err, serve.ErrContentMismatch) {
+	if errors.Is(err, formatrepo.ErrContentMismatch) {
 		r.fail(err.Error())
 		r.err = fmt.Errorf("%w: %w", err, ErrNotLocked)
 		return n, r.err
@@ -559,7 +559,7 @@ func (m *MirrorHandler) BindLocked(registry http.Handler, locked []Locked, log f
 		return err
 	}
 	reg.PlainHTTP = true
-	reg.Client = &http.Client{Transport: serve.HandlerTransport(registry)}
+	reg.Client = &http.Client{Transport: formatrepo.HandlerTransport(registry)}
 	var h http.Handler = NewHandler(&LockedStore{Store: &RegistryStore{Registry: reg, AnyPrefix: true}, Locked: locked, Log: log})
 	m.h.Store(&h)
 	return nil

@@ -21,17 +21,21 @@ var (
 	// authHdrRE, jwtRE and secretKVRE are the patterns client.Redact
 	// removes from registry errors; they are repeated here so that text
 	// that never went through the client is cleaned the same way.
-	authHdrRE  = regexp.MustCompile(`(?i)(authorization:?\s*(?:basic|bearer)\s+)[^\s"]+`)
-	jwtRE      = regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
-	secretKVRE = regexp.MustCompile(`(?i)\b(password|passwd|secret|token|access_token|refresh_token|identitytoken|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|signature|sig|_state)=[^&\s"]+`)
+	authHdrRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(authorization:?\s*(?:basic|bearer)\s+)[^\s"]+`) })
+	jwtRE      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`) })
+	secretKVRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(password|passwd|secret|token|access_token|refresh_token|identitytoken|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|signature|sig|_state)=[^&\s"]+`)
+	})
 	// schemeRE finds a URL scheme inside a word.
-	schemeRE = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://`)
+	schemeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://`) })
 	// hostRE matches what follows userinfo: a host name or address with
 	// an optional port, then '/', '?', '#' or the end of the word.
-	hostRE = regexp.MustCompile(`^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]+)?(?:[/?#]|$)`)
+	hostRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]+)?(?:[/?#]|$)`)
+	})
 	// digestRE matches ALGORITHM:ENCODED, what may follow the '@' of a
 	// digest-pinned reference.
-	digestRE = regexp.MustCompile(`^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}`)
+	digestRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}`) })
 )
 
 // String returns s without credentials.
@@ -39,9 +43,9 @@ func String(s string) string {
 	if strings.Contains(s, "@") {
 		s = userinfo(s)
 	}
-	s = authHdrRE.ReplaceAllString(s, "${1}"+Placeholder)
-	s = jwtRE.ReplaceAllString(s, Placeholder+"-TOKEN")
-	s = secretKVRE.ReplaceAllString(s, "${1}="+Placeholder)
+	s = authHdrRE().ReplaceAllString(s, "${1}"+Placeholder)
+	s = jwtRE().ReplaceAllString(s, Placeholder+"-TOKEN")
+	s = secretKVRE().ReplaceAllString(s, "${1}="+Placeholder)
 	return s
 }
 
@@ -90,7 +94,7 @@ func word(w string) string {
 		return word(t) + w[len(t):]
 	}
 	at := strings.LastIndexByte(w, '@')
-	for at >= 0 && digestRE.MatchString(w[at+1:]) {
+	for at >= 0 && digestRE().MatchString(w[at+1:]) {
 		at = strings.LastIndexByte(w[:at], '@')
 	}
 	if at < 0 {
@@ -98,7 +102,7 @@ func word(w string) string {
 	}
 	rest := w[at+1:]
 	start := 0
-	if loc := schemeRE.FindStringIndex(w[:at]); loc != nil {
+	if loc := schemeRE().FindStringIndex(w[:at]); loc != nil {
 		start = loc[1]
 	} else {
 		// A reference: the host must be followed by a path, so that a
@@ -110,7 +114,7 @@ func word(w string) string {
 			start = k + 1
 		}
 	}
-	if !hostRE.MatchString(rest) || start >= at {
+	if !hostRE().MatchString(rest) || start >= at {
 		return w
 	}
 	return w[:start] + Placeholder + w[at:]

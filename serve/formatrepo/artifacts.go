@@ -1,4 +1,14 @@
-package serve
+// Package formatrepo is what a package format uses to answer a protocol
+// of its own in `ferry serve` (a Helm chart repository, a KUDO
+// repository, Porter's mixin feed) from the OCI artifacts the served
+// registry stores: it reads the registry's handler in process
+// (HandlerTransport), lists and decodes a format's artifacts (Artifacts)
+// and answers a classic index-plus-archives repository (RepoHandler).
+//
+// It is apart from package serve, which runs the registry itself
+// (distribution), so that a format links neither the registry server nor
+// its dependencies.
+package formatrepo
 
 import (
 	"context"

@@ -1,0 +1,406 @@
+// Package depcheck pins the weight of ferry: the third-party packages the
+// binary and each of ferry's packages may reach, so that an upstream
+// release that adds hundreds of packages (or a new import that drags in a
+// client library ferry never calls) fails a test instead of going
+// unnoticed. It follows go-containerregistry's internal/depcheck
+// (AssertNoDependency, AssertOnlyDependencies; used by cmd/crane and
+// pkg/registry), on `go list -deps` rather than golang.org/x/tools. It
+// has no non-test code.
+//
+// What is counted is what the compiler links: `go list -deps` of a
+// package's non-test files. Tests may import anything (helm's tests
+// compare ferry's copies of Helm's rules with Helm's own packages).
+//
+// When a test here fails after an upgrade, read the chain it prints: if
+// the new packages are needed, raise the number with the reason in the
+// comment; if not, import less.
+package depcheck
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+const module = "github.com/ferryhq/ferry"
+
+// binary is the package of the ferry command.
+const binary = module + "/cmd/ferry"
+
+// binaryMax is the most third-party packages (outside the standard
+// library and this module) the ferry binary may link: 923 when this was
+// written (1,124 before issue 29; crane links 28), plus room for upstream
+// patch releases.
+const binaryMax = 950
+
+// binaryModules are the modules the binary may link packages of, by path
+// prefix, each with the most packages it may link from them and who
+// brings them. A module no prefix matches fails the test, as does a
+// prefix over its number. Numbers are those measured, plus about 10%.
+//
+// The three heavy upstreams ferry cannot split, with their weight when
+// this was written:
+//   - Helm's chart packages: helm.sh/helm/v4/pkg/chart/common imports
+//     helm's internal/version, which imports k8s.io/client-go/kubernetes
+//     (the whole clientset); every chart package (chart/v2, its loader,
+//     pkg/engine) imports chart/common, so Helm's loader and engine cost
+//     about 380 packages, 282 of them Kubernetes'. pkg/engine adds
+//     client-go's dynamic client for `lookup`.
+//   - distribution's registry (ferry serve): registry/handlers imports
+//     go-redis and redisotel, the filesystem driver imports distribution's
+//     tracing (OpenTelemetry exporters): 198 packages.
+//   - sigstore-go (signature): pkg/bundle and pkg/verify import rekor's
+//     generated OpenAPI client (go-openapi, OpenTelemetry) and
+//     rekor-tiles' generated gRPC code: about 330 packages.
+var binaryModules = []struct {
+	prefix string
+	max    int
+	why    string
+}{
+	{"k8s.io/", 300, "helm chart packages (chart/common → internal/version → client-go/kubernetes; engine → client-go dynamic)"},
+	{"sigs.k8s.io/", 13, "helm (sigs.k8s.io/yaml) and Kubernetes' apimachinery"},
+	{"helm.sh/helm/v4", 20, "helm: chart loader, values, template engine"},
+	{"go.opentelemetry.io/", 140, "distribution (tracing, redisotel) and sigstore (rekor's OpenAPI client)"},
+	{"google.golang.org/", 121, "sigstore (protobuf-specs, rekor-tiles gRPC) and Kubernetes (protobuf)"},
+	{"golang.org/x/", 57, "the Go project's extended library"},
+	{"github.com/sigstore/", 55, "signature: sigstore-go"},
+	{"github.com/go-openapi/", 51, "sigstore: rekor's generated OpenAPI client"},
+	{"github.com/distribution/", 44, "serve: the registry; distribution/reference"},
+	{"oras.land/oras-go/v2", 36, "client: the registry client"},
+	{"github.com/google/", 21, "sigstore (certificate-transparency-go, go-containerregistry/pkg/name), Kubernetes (gnostic-models, uuid)"},
+	{"github.com/redis/", 19, "serve: distribution's registry/handlers imports go-redis"},
+	{"github.com/prometheus/", 15, "serve: distribution's metrics"},
+	{"github.com/klauspost/compress", 9, "zstd and gzip"},
+	{"github.com/gobwas/glob", 9, "helm: engine"},
+	{"github.com/in-toto/", 7, "sigstore"},
+	{"github.com/transparency-dev/", 6, "sigstore"},
+	{"github.com/theupdateframework/", 6, "sigstore"},
+	{"github.com/vbauerster/mpb", 5, "progress bars"},
+	{"github.com/spf13/", 5, "command line (cobra, pflag); helm (cast)"},
+	{"github.com/secure-systems-lab/", 5, "sigstore (DSSE)"},
+	{"github.com/grpc-ecosystem/", 5, "sigstore, distribution (OpenTelemetry exporters)"},
+	{"github.com/go-jose/", 5, "sigstore; serve (token authentication)"},
+	{"github.com/docker/", 5, "serve: distribution"},
+	{"github.com/opencontainers/", 4, "OCI image spec and digests"},
+	{"github.com/hashicorp/golang-lru", 4, "serve: distribution; sigstore"},
+	{"github.com/go-logr/", 4, "Kubernetes, OpenTelemetry"},
+	{"github.com/Masterminds/", 4, "semver; helm (sprig)"},
+	{"gopkg.in/", 3, "Kubernetes (inf.v0, json-patch)"},
+	{"go.yaml.in/yaml/", 3, "YAML"},
+	{"github.com/santhosh-tekuri/jsonschema", 3, "helm: values.schema.json"},
+	{"github.com/modern-go/", 3, "Kubernetes (json-iterator)"},
+	{"github.com/mitchellh/", 3, "helm (sprig)"},
+	{"github.com/gorilla/", 3, "serve: distribution"},
+	{"github.com/go-viper/mapstructure", 3, "sigstore"},
+	{"github.com/emicklei/go-restful", 3, "Kubernetes (kube-openapi)"},
+	{"github.com/digitorus/", 3, "sigstore (timestamps)"},
+	{"github.com/cyphar/filepath-securejoin", 3, "helm: chart loader"},
+	{"github.com/BurntSushi/toml", 3, "helm: engine (toToml)"},
+	{"go.uber.org/atomic", 1, "serve: distribution"},
+	{"github.com/youmark/pkcs8", 1, "sigstore"},
+	{"github.com/x448/float16", 1, "Kubernetes (cbor)"},
+	{"github.com/sirupsen/logrus", 1, "serve: distribution's logger"},
+	{"github.com/shopspring/decimal", 1, "helm (sprig)"},
+	{"github.com/shibumi/go-pathspec", 1, "sigstore (in-toto)"},
+	{"github.com/rivo/uniseg", 1, "progress bars"},
+	{"github.com/pkg/errors", 1, "sigstore"},
+	{"github.com/oklog/ulid", 1, "sigstore (go-openapi strfmt)"},
+	{"github.com/munnerz/goautoneg", 1, "Kubernetes"},
+	{"github.com/mattn/go-runewidth", 1, "progress bars"},
+	{"github.com/json-iterator/go", 1, "Kubernetes"},
+	{"github.com/huandu/xstrings", 1, "helm (sprig)"},
+	{"github.com/fxamacker/cbor", 1, "Kubernetes"},
+	{"github.com/felixge/httpsnoop", 1, "serve: distribution (gorilla/handlers)"},
+	{"github.com/davecgh/go-spew", 1, "Kubernetes"},
+	{"github.com/cyberphone/json-canonicalization", 1, "sigstore"},
+	{"github.com/cespare/xxhash", 1, "serve: distribution (go-redis, prometheus)"},
+	{"github.com/cenkalti/backoff", 1, "serve: distribution (OpenTelemetry exporters)"},
+	{"github.com/blang/semver", 1, "sigstore (go-tuf)"},
+	{"github.com/beorn7/perks", 1, "serve: distribution (prometheus)"},
+	{"github.com/asaskevich/govalidator", 1, "sigstore (rekor)"},
+	{"github.com/acarl005/stripansi", 1, "progress bars"},
+	{"github.com/VividCortex/ewma", 1, "progress bars"},
+	{"dario.cat/mergo", 1, "helm (sprig)"},
+}
+
+// budgets are the most third-party packages each of ferry's packages may
+// reach (measured, plus room). A package not listed here, internal/
+// helpers aside, may reach defaultBudget: a new package heavier than that
+// is added here with its reason. A package that only reads metadata
+// stays far below the formats that render or serve.
+var budgets = map[string]int{
+	"cmd/ferry": binaryMax,
+	"formats":   745, // every format
+	"helm":      735, // Helm's chart loader and engine (see binaryModules)
+	// Formats, the pipeline and the root package reach sigstore-go
+	// through trust (mirrorset's trust section) or install (signature).
+	"":           380,
+	"crossplane": 395,
+	"kudo":       395,
+	"mixin":      385,
+	"porter":     385,
+	"install":    380,
+	"mirrorset":  380,
+	"relocate":   380,
+	"trust":      380,
+	"verify":     380,
+	"serve":      370, // distribution's registry
+	"signature":  345, // sigstore-go
+}
+
+// defaultBudget bounds a package budgets does not name.
+const defaultBudget = 45
+
+// banned are import path prefixes no package of ferry may reach (the
+// binary included), with the reason. They are the parts of upstreams
+// ferry reimplements or does not need.
+var banned = []struct{ prefix, why string }{
+	{"helm.sh/helm/v4/pkg/repo", "Helm's repository-index rules are copied in helm/index.go; pkg/repo/v1 links Helm's getters, plugins and a WebAssembly runtime"},
+	{"helm.sh/helm/v4/pkg/getter", "Helm's downloaders: ferry downloads with its own client"},
+	{"helm.sh/helm/v4/pkg/registry", "Helm's registry client: the media types are copied in helm/mediatype.go"},
+	{"helm.sh/helm/v4/pkg/provenance", "an OpenPGP implementation for one sha256 (helm/input.go hashReq)"},
+	{"helm.sh/helm/v4/pkg/cli", "Helm's CLI settings and kubeconfig"},
+	{"helm.sh/helm/v4/pkg/action", "Helm's actions (install, upgrade) and their Kubernetes clients"},
+	{"helm.sh/helm/v4/pkg/downloader", "Helm's dependency downloader"},
+	{"helm.sh/helm/v4/internal/plugin", "Helm's plugin system"},
+	{"github.com/tetratelabs/", "a WebAssembly runtime (Helm's plugins)"},
+	{"sigs.k8s.io/kustomize/", "kustomize (Helm's post-renderers)"},
+	{"k8s.io/cli-runtime/", "kubectl's client machinery"},
+}
+
+// serverOnly are import path prefixes only `ferry serve` needs: the
+// registry server. Only serveUsers may reach them.
+var serverOnly = []string{
+	"github.com/distribution/distribution/v3/registry/handlers",
+	"github.com/distribution/distribution/v3/registry/storage",
+	"github.com/redis/",
+}
+
+// serveUsers are the packages that run the registry server.
+var serveUsers = map[string]bool{"serve": true, "cmd/ferry": true}
+
+// noHelm are the packages that must not reach Helm or Kubernetes'
+// libraries: every format but helm, and the pipeline.
+var noHelm = []string{"porter", "mixin", "crossplane", "kudo", "resolve", "lock", "relocate", "verify", "install", "mirrorset", "signature", "trust", "serve", "serve/formatrepo", "client", ""}
+
+type goPackage struct {
+	ImportPath string
+	Standard   bool
+	Module     *struct{ Path string }
+	Imports    []string
+	Deps       []string
+}
+
+var (
+	listOnce sync.Once
+	listed   map[string]*goPackage
+	listErr  error
+)
+
+// list runs `go list -deps` once over every package of the module: each
+// package with its imports and transitive dependencies, non-test files
+// only.
+func list(t *testing.T) map[string]*goPackage {
+	t.Helper()
+	listOnce.Do(func() {
+		cmd := exec.Command("go", "list", "-deps", "-test=false", "-json=ImportPath,Standard,Module,Imports,Deps", module+"/...")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			listErr = fmt.Errorf("go list: %v\n%s", err, stderr.Bytes())
+			return
+		}
+		listed = map[string]*goPackage{}
+		dec := json.NewDecoder(bytes.NewReader(out))
+		for {
+			var p goPackage
+			if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				listErr = fmt.Errorf("decoding go list output: %v", err)
+				return
+			}
+			listed[p.ImportPath] = &p
+		}
+	})
+	if listErr != nil {
+		t.Fatal(listErr)
+	}
+	return listed
+}
+
+// own reports whether p is one of this module's packages.
+func own(p string) bool { return p == module || strings.HasPrefix(p, module+"/") }
+
+// rel is p's path inside the module ("" for the root package).
+func rel(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, module), "/") }
+
+// thirdParty returns the third-party packages from reaches, sorted.
+func thirdParty(pkgs map[string]*goPackage, from string) []string {
+	var out []string
+	for _, d := range pkgs[from].Deps {
+		if p := pkgs[d]; p != nil && !p.Standard && !own(d) {
+			out = append(out, d)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// chain returns the shortest chain of imports from from to to, as
+// go-containerregistry's depcheck prints it.
+func chain(pkgs map[string]*goPackage, from, to string) string {
+	prev := map[string]string{from: ""}
+	queue := []string{from}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if n == to {
+			break
+		}
+		for _, m := range pkgs[n].Imports {
+			if _, seen := prev[m]; !seen && pkgs[m] != nil {
+				prev[m] = n
+				queue = append(queue, m)
+			}
+		}
+	}
+	var path []string
+	for n := to; n != ""; n = prev[n] {
+		path = append([]string{n}, path...)
+	}
+	return strings.Join(path, "\n\t→ ")
+}
+
+// TestBinaryModules: the binary links only modules binaryModules allows,
+// no more packages of each than it says, and at most binaryMax in all.
+func TestBinaryModules(t *testing.T) {
+	pkgs := list(t)
+	deps := thirdParty(pkgs, binary)
+	if len(deps) > binaryMax {
+		t.Errorf("the ferry binary links %d third-party packages, more than %d", len(deps), binaryMax)
+	}
+	counts := make([]int, len(binaryModules))
+	first := make([]string, len(binaryModules))
+	unknown := map[string][]string{} // module → its packages
+	for _, d := range deps {
+		mod := ""
+		if m := pkgs[d].Module; m != nil {
+			mod = m.Path
+		}
+		best := -1
+		for i, m := range binaryModules {
+			if strings.HasPrefix(mod, m.prefix) && (best < 0 || len(m.prefix) > len(binaryModules[best].prefix)) {
+				best = i
+			}
+		}
+		if best < 0 {
+			unknown[mod] = append(unknown[mod], d)
+			continue
+		}
+		counts[best]++
+		if first[best] == "" {
+			first[best] = d
+		}
+	}
+	mods := make([]string, 0, len(unknown))
+	for mod := range unknown {
+		mods = append(mods, mod)
+	}
+	sort.Strings(mods)
+	for _, mod := range mods {
+		ds := unknown[mod]
+		t.Errorf("the ferry binary links %d packages of module %s, which binaryModules does not allow, first:\n\t%s", len(ds), mod, chain(pkgs, binary, ds[0]))
+	}
+	for i, m := range binaryModules {
+		t.Logf("%-45s %4d (max %d)", m.prefix, counts[i], m.max)
+		if counts[i] > m.max {
+			t.Errorf("the ferry binary links %d packages of %s (%s), more than %d; for example:\n\t%s", counts[i], m.prefix, m.why, m.max, chain(pkgs, binary, first[i]))
+		}
+	}
+	t.Logf("the ferry binary links %d third-party packages (max %d)", len(deps), binaryMax)
+}
+
+// TestPackageBudgets: each of ferry's packages reaches at most its
+// budget of third-party packages.
+func TestPackageBudgets(t *testing.T) {
+	pkgs := list(t)
+	var names []string
+	for p := range pkgs {
+		if own(p) && !strings.HasPrefix(rel(p), "internal/") && !strings.HasSuffix(p, "test") {
+			names = append(names, p)
+		}
+	}
+	sort.Strings(names)
+	for name := range budgets {
+		if pkgs[importPath(name)] == nil {
+			t.Errorf("budgets names package %q, which does not exist: update this test", name)
+		}
+	}
+	for _, p := range names {
+		n := len(thirdParty(pkgs, p))
+		max, ok := budgets[rel(p)]
+		if !ok {
+			max = defaultBudget
+		}
+		t.Logf("%-20s %4d (max %d)", rel(p), n, max)
+		if n > max {
+			deps := thirdParty(pkgs, p)
+			t.Errorf("%s reaches %d third-party packages, more than %d; for example:\n\t%s", p, n, max, chain(pkgs, p, deps[len(deps)-1]))
+		}
+	}
+}
+
+func importPath(rel string) string {
+	if rel == "" {
+		return module
+	}
+	return module + "/" + rel
+}
+
+// TestBanned: no package of ferry reaches what banned lists, only serve
+// and the binary reach the registry server, and no format but helm
+// reaches Helm or Kubernetes.
+func TestBanned(t *testing.T) {
+	pkgs := list(t)
+	for p := range pkgs {
+		if !own(p) || strings.HasPrefix(rel(p), "internal/") {
+			continue
+		}
+		for _, d := range pkgs[p].Deps {
+			for _, b := range banned {
+				if strings.HasPrefix(d, b.prefix) {
+					t.Errorf("%s reaches %s (%s):\n\t%s", p, d, b.why, chain(pkgs, p, d))
+				}
+			}
+			if !serveUsers[rel(p)] {
+				for _, s := range serverOnly {
+					if strings.HasPrefix(d, s) {
+						t.Errorf("%s reaches the registry server's %s (only ferry serve needs it; use serve/formatrepo):\n\t%s", p, d, chain(pkgs, p, d))
+					}
+				}
+			}
+		}
+	}
+	for _, name := range noHelm {
+		p := importPath(name)
+		if pkgs[p] == nil {
+			t.Errorf("noHelm names package %q, which does not exist: update this test", name)
+			continue
+		}
+		for _, d := range pkgs[p].Deps {
+			if strings.HasPrefix(d, "helm.sh/") || strings.HasPrefix(d, "k8s.io/client-go/kubernetes") {
+				t.Errorf("%s reaches %s:\n\t%s", p, d, chain(pkgs, p, d))
+				break
+			}
+		}
+	}
+}
