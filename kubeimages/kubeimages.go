@@ -6,10 +6,12 @@ package kubeimages
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"unicode"
 
-	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ferryhq/ferry/ociref"
@@ -311,17 +313,8 @@ func flagImages(container map[string]any) []string {
 // releaseutil.SplitManifests splits a rendered template) deploys, sorted,
 // each once, with the run-time images of their flags apart.
 func FileImages(content string, paths []ImagePath) (images, runtime []string, err error) {
-	docs := releaseutil.SplitManifests(content)
-	keys := make([]string, 0, len(docs))
-	for k := range docs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if strings.TrimSpace(docs[k]) == "" {
-			continue
-		}
-		im, rt, err := Images(docs[k], paths)
+	for _, doc := range splitManifests(content) {
+		im, rt, err := Images(doc, paths)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -331,4 +324,24 @@ func FileImages(content string, paths []ImagePath) (images, runtime []string, er
 	slices.Sort(images)
 	slices.Sort(runtime)
 	return slices.Compact(images), slices.Compact(runtime), nil
+}
+
+// manifestSep separates YAML documents as Helm's
+// pkg/release/v1/util/manifest.go sep does (a line starting "---").
+var manifestSep = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^---[ \t]*`) })
+
+// splitManifests splits a stream of YAML documents, in order, as Helm's
+// releaseutil.SplitManifests does (copied, with its regular expression, so
+// that this package does not link Helm's release packages and through
+// them Kubernetes' client): leading space trimmed, empty documents
+// dropped.
+func splitManifests(content string) []string {
+	var out []string
+	for _, d := range manifestSep().Split(strings.TrimLeftFunc(content, unicode.IsSpace), -1) {
+		if strings.TrimSpace(d) == "" {
+			continue
+		}
+		out = append(out, strings.TrimLeftFunc(d, unicode.IsSpace))
+	}
+	return out
 }

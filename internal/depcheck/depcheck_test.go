@@ -143,6 +143,7 @@ var budgets = map[string]int{
 	// through trust (mirrorset's trust section) or install (signature).
 	"":           380,
 	"crossplane": 395,
+	"images":     385, // images: sections, read through mirrorset
 	"kudo":       395,
 	"mixin":      385,
 	"porter":     385,
