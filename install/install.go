@@ -49,6 +49,11 @@ type Repositories interface {
 type Options struct {
 	// Registry opens mirror repositories.
 	Registry Repositories
+	// Formats are the package formats. When set, each package is read
+	// again by the format that claims it, from what install fetched, and
+	// the lock must say the same (verify.Contents: its kind, every image
+	// it carries in images[]) before anything names it.
+	Formats []format.Format
 	// Mirror, when set, reads from this mirror instead of the lock's.
 	Mirror *relocate.Mapping
 	// Dest is the install directory. When it is a symbolic link, the
@@ -182,8 +187,12 @@ func Install(ctx context.Context, l *lock.Lock, opts Options) (*Plan, error) {
 					return err
 				}
 				// Before relocation-mapping.json names them: the
-				// lock's images must be nodes of the graph fetched.
-				return p.CheckImages(nodes.Has)
+				// lock's images must be nodes of the graph fetched,
+				// and the package's own images in the lock.
+				if err := p.CheckImages(nodes.Has); err != nil {
+					return err
+				}
+				return checkContents(ctx, p, store, opts.Formats)
 			})
 			return nil
 		})
@@ -460,4 +469,28 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// checkContents reads the installed package again from store with its
+// format (verify.Contents) and refuses a lock that says otherwise (exit
+// 3): an image the package carries that images[] lacks would be missing
+// from relocation-mapping.json, an edited kind would install it as
+// something else.
+func checkContents(ctx context.Context, p *lock.Package, store *oci.Store, formats []format.Format) error {
+	if len(formats) == 0 {
+		return nil
+	}
+	root := p.Descriptor()
+	raw, err := content.FetchAll(ctx, store, root)
+	if err != nil {
+		return fmt.Errorf("%s: reading the installed manifest: %w", p.Source, err)
+	}
+	var msgs []string
+	for _, pr := range verify.Contents(ctx, store, formats, p, root, raw) {
+		msgs = append(msgs, pr.Kind+": "+pr.Detail)
+	}
+	if len(msgs) > 0 {
+		return exitcode.Mismatchf("%s@%s: the lock and the package disagree: %s", p.Source, p.Digest, strings.Join(msgs, "; "))
+	}
+	return nil
 }

@@ -23,70 +23,86 @@ type kinded interface {
 	Kinds() []string
 }
 
-// checkContents checks the lock against the package itself, the other
-// way round from CheckImages: the root manifest is read again by the
-// format that claims it (format.Reader, as resolution read it, from the
-// mirror), and the lock must record the kind that format gives it, or,
-// when no format claims it, an opaque kind (an artifact or an image); and
-// every image the format finds in it (a Porter bundle's invocation and
-// component images) must be in images[]. An entry deleted from images[]
-// would otherwise leave that image out of install's relocation mapping,
-// and an edited kind would install the package as something else.
+// checkContents checks the lock against the package itself at the
+// mirror (Contents), reading the blobs the run just re-hashed from memory.
 func (c *checker) checkContents(ctx context.Context, repo *remote.Repository, repoName string, p *lock.Package, root ocispec.Descriptor) error {
 	if len(c.opts.Formats) == 0 || c.rootRaw == nil {
 		return nil
 	}
 	ref := repoName + "@" + root.Digest.String()
-	// The bytes decide the media type, not the lock (checkManifest
-	// reports a difference).
-	if mt, err := manifest.MediaType(c.rootRaw); err == nil {
+	for _, f := range Contents(ctx, smallBlobs{h: c.hashes, next: repo}, c.opts.Formats, p, root, c.rootRaw) {
+		c.problem(ref, f.Kind, "%s", f.Detail)
+	}
+	return nil
+}
+
+// Contents checks the lock's record of package p against the package
+// itself, the other way round from lock.Package.CheckImages: its root
+// manifest (root, with its bytes raw) is read again by the format that
+// claims it (format.Reader, as resolution read it, with what else it
+// reads taken from fetcher), and the lock must record the kind that
+// format gives it, or, when no format claims it, an opaque kind (an
+// artifact or an image); and every image the format finds in it (a Porter
+// bundle's invocation and component images) must be in images[]. An
+// entry deleted from images[] would otherwise leave that image out of
+// install's relocation mapping, and an edited kind would install the
+// package as something else. Only a format whose packages carry images
+// (format.ImageCarrier) reads the package; any other's kinds are judged
+// by its Match. It returns each disagreement as a Problem of kind
+// ProblemKind, ProblemImage or ProblemUnreadable (Package and Ref unset).
+func Contents(ctx context.Context, fetcher content.Fetcher, formats []format.Format, p *lock.Package, root ocispec.Descriptor, raw []byte) []Problem {
+	var out []Problem
+	add := func(kind, f string, args ...any) {
+		out = append(out, Problem{Kind: kind, Detail: fmt.Sprintf(f, args...)})
+	}
+	// The bytes decide the media type, not the lock (verify reports a
+	// difference on its own).
+	if mt, err := manifest.MediaType(raw); err == nil {
 		root.MediaType = mt
 	}
-	for _, f := range c.opts.Formats {
+	for _, f := range formats {
 		r, ok := f.(format.Reader)
-		if !ok || !r.Match(root, c.rootRaw) {
+		if !ok || !r.Match(root, raw) {
 			continue
 		}
 		if _, carries := f.(format.ImageCarrier); !carries {
 			// The format's kinds are enough to judge the kind; reading
 			// the package again (a chart's archive) is not needed.
 			if k, ok := f.(kinded); ok && !slices.Contains(k.Kinds(), p.Kind) {
-				c.problem(ref, ProblemKind, "the manifest is a %s package (%s), the lock has kind %q", f.Name(), strings.Join(k.Kinds(), " or "), p.Kind)
+				add(ProblemKind, "the manifest is a %s package (%s), the lock has kind %q", f.Name(), strings.Join(k.Kinds(), " or "), p.Kind)
 			}
-			return nil
+			return out
 		}
-		// Read as resolution read it; the blobs it reads (a bundle's
-		// bundle.json) were just re-hashed and are served from memory.
-		meta, err := r.Read(ctx, smallBlobs{h: c.hashes, next: repo}, root, c.rootRaw)
+		meta, err := r.Read(ctx, fetcher, root, raw)
 		if errors.Is(err, format.ErrNotPackage) {
 			continue
 		}
 		if err != nil {
-			c.problem(ref, ProblemUnreadable, "reading the package as %s: %v", f.Name(), err)
-			return nil
+			add(ProblemUnreadable, "reading the package as %s: %v", f.Name(), err)
+			return out
 		}
 		if meta.Kind != p.Kind {
-			c.problem(ref, ProblemKind, "the manifest is a %s package (%s), the lock has kind %q", meta.Kind, f.Name(), p.Kind)
+			add(ProblemKind, "the manifest is a %s package (%s), the lock has kind %q", meta.Kind, f.Name(), p.Kind)
 		}
 		for _, im := range meta.Images {
 			if im.Descriptor.Digest == "" {
 				continue
 			}
 			if !slices.ContainsFunc(p.Images, func(x lock.Image) bool { return x.Digest == im.Descriptor.Digest.String() }) {
-				c.problem(ref, ProblemImage, "the package carries image %s@%s, which the lock's images[] does not record", im.Name, im.Descriptor.Digest)
+				add(ProblemImage, "the package carries image %s@%s, which the lock's images[] does not record", im.Name, im.Descriptor.Digest)
 			}
 		}
-		return nil
+		return out
 	}
 	// No format claims it: an opaque artifact, which the lock may record
 	// as the kind a parent gave it (an image a chart deploys), but not as
 	// a kind some format reads.
-	for _, f := range c.opts.Formats {
+	for _, f := range formats {
 		if k, ok := f.(kinded); ok && slices.Contains(k.Kinds(), p.Kind) {
-			c.problem(ref, ProblemKind, "the lock has kind %q, but no %s package is there (%s)", p.Kind, f.Name(), describe(root))
+			add(ProblemKind, "the lock has kind %q, but no %s package is there (%s)", p.Kind, f.Name(), describe(root))
 		}
 	}
-	return nil
+	return out
 }
 
 // describe names a manifest for a message: its media type and artifact

@@ -137,8 +137,9 @@ func TestE2ELockEditedImage(t *testing.T) {
 // TestE2ELockCheckedBothWays: the lock is checked against the package
 // the other way round too (issue 28): an image the package carries that
 // images[] no longer records, and a package kind edited into another,
-// are exit 3 from verify --deep, naming the field, because the format
-// that claims the manifest reads it again at the mirror.
+// are exit 3 from verify --deep and from install, naming the field,
+// because the format that claims the manifest reads it again (at the
+// mirror; from what install fetched).
 func TestE2ELockCheckedBothWays(t *testing.T) {
 	t.Parallel()
 	w := newE2EMirrored(t)
@@ -191,9 +192,17 @@ func TestE2ELockCheckedBothWays(t *testing.T) {
 			if !found {
 				t.Errorf("no %s problem for %s", tc.kind, edited.Source)
 			}
+			// install reads the package again from what it fetched, and
+			// refuses before relocation-mapping.json names anything.
+			out := "out-" + tc.kind
+			env.Expect(exitcode.Mismatch, []string{"install", "--lock", "edited.lock", "--dest", out}, edited.Source, tc.want)
+			if _, err := os.Stat(env.Path(out)); !os.IsNotExist(err) {
+				t.Errorf("install wrote %s for an edited lock: %v", out, err)
+			}
 		})
 	}
 	env.MustRun("verify", "--deep")
+	env.MustRun("install", "--dest", "out")
 }
 
 // headerRewriter lets a test change a response's headers just before

@@ -75,7 +75,7 @@ is 3.`,
 				return err
 			}
 			defer env.Close()
-			opts := install.Options{Registry: env.Client, Dest: dest, Concurrency: g.jobs, LockKey: lockKey, LockFile: lockPath, Retry: env.Client.RetryPolicy(), RequireSignedLock: requireSigned, PlainHTTP: g.plainHTTP}
+			opts := install.Options{Registry: env.Client, Formats: env.Formats, Dest: dest, Concurrency: g.jobs, LockKey: lockKey, LockFile: lockPath, Retry: env.Client.RetryPolicy(), RequireSignedLock: requireSigned, PlainHTTP: g.plainHTTP}
 			opts.Reporter = g.startProgress()
 			defer g.stopProgress()
 			// A signed lock's mirror locations are in LOCK.mirror.yaml.
