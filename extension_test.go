@@ -30,11 +30,13 @@ type recordingExtension struct {
 	calls      []string
 	promotedBy *relocate.Mapping
 	promoteErr error
+	lockErr    error
 }
 
 func (x *recordingExtension) Name() string { return "recording" }
 func (x *recordingExtension) Lock(context.Context, *Run, *mirrorset.MirrorSet, *resolve.Graph, *lock.Lock, *lock.Lock) error {
-	return nil
+	x.calls = append(x.calls, "lock")
+	return x.lockErr
 }
 func (x *recordingExtension) Prepare(context.Context, *Run, *lock.Lock) (Transfer, error) {
 	x.calls = append(x.calls, "prepare")
