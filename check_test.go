@@ -64,6 +64,8 @@ func TestReresolve(t *testing.T) {
 	type input struct {
 		refs    []string
 		version string
+		// replace redirects p/db to p/db-fork.
+		replace bool
 	}
 	app := input{refs: []string{"p/app:1.0.0"}}
 	for _, tc := range []struct {
@@ -87,6 +89,11 @@ func TestReresolve(t *testing.T) {
 			edit: func(t *testing.T, w *world) {
 				w.push(t, "p/db", fixture.Bundle{Name: "db", Version: "1.1.0", Images: []string{"mysql"}})
 			}, want: []string{"p/db: resolves to"}},
+		{name: "replace kept", locked: input{refs: app.refs, replace: true}, now: input{refs: app.refs, replace: true}},
+		{name: "replace dropped", locked: input{refs: app.refs, replace: true}, now: app,
+			want: []string{"p/db: resolves to sha256:", "p/db-fork: no longer in the closure"}},
+		{name: "replace added", locked: app, now: input{refs: app.refs, replace: true},
+			want: []string{"p/db: resolves to replaced by", "p/db-fork: now in the closure at"}},
 		{name: "constraint the locked version still meets", locked: input{refs: []string{"p/db"}, version: "^1.0"}, now: input{refs: []string{"p/db"}, version: ">=1.0"},
 			edit: func(t *testing.T, w *world) {
 				w.push(t, "p/db", fixture.Bundle{Name: "db", Version: "1.1.0", Images: []string{"mysql"}})
@@ -95,8 +102,12 @@ func TestReresolve(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			w.push(t, "p/cache", fixture.Bundle{Name: "cache", Version: "2.0.0"})
+			w.push(t, "p/db-fork", fixture.Bundle{Name: "db", Version: "1.0.0", Images: []string{"mariadb"}})
 			ms := func(in input) *mirrorset.MirrorSet {
 				m := w.inputs(t, append([]string(nil), in.refs...)...)
+				if in.replace {
+					m.Replace = []mirrorset.Replace{{From: w.src.Host + "/p/db", To: w.src.Host + "/p/db-fork"}}
+				}
 				for i := range m.Packages {
 					m.Packages[i].Version = in.version
 				}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -316,7 +315,3 @@ func TestWriters(t *testing.T) {
 		t.Errorf("extensions %v, want [mixin]", names)
 	}
 }
-
-// keep imports used while the file grows.
-var _ = slices.Contains[[]string]
-var _ = strings.Cut
