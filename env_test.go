@@ -197,7 +197,7 @@ func TestEnvLockErrors(t *testing.T) {
 		// The CLI refuses this when it reads the inputs (exit 2); a
 		// MirrorSet built in code reaches Configure, whose error
 		// carries no exit code of its own: only the message is pinned.
-		{"unknown version strategy", "p/app:1.0.0", "newest", -1, "porter.versionStrategy"},
+		{"unknown version strategy", "p/app:1.0.0", "newest", exitcode.Usage, "porter.versionStrategy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := w.env()

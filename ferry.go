@@ -133,6 +133,13 @@ func (e *Env) configured(ms *mirrorset.MirrorSet) ([]format.Format, error) {
 		if c, ok := f.(Configurable); ok {
 			cf, err := c.Configure(ms)
 			if err != nil {
+				// A format's settings that do not hold (a bad
+				// porter.versionStrategy, from ferry.yaml or the
+				// environment) are bad input (exit 2), however the
+				// inputs were given.
+				if exitcode.Of(err) == exitcode.Failure {
+					err = exitcode.With(exitcode.Usage, err)
+				}
 				return nil, err
 			}
 			f = cf
