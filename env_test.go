@@ -195,8 +195,8 @@ func TestEnvLockErrors(t *testing.T) {
 		{"tag missing", "p/app:9.9.9", "highest", exitcode.Failure, "tag 9.9.9 not found"},
 		{"constraint nothing satisfies", "p/broken:1.0.0", "min", exitcode.Failure, "p/db"},
 		// The CLI refuses this when it reads the inputs (exit 2); a
-		// MirrorSet built in code reaches Configure, whose error
-		// carries no exit code of its own: only the message is pinned.
+		// MirrorSet built in code reaches Configure: bad input, exit 2,
+		// however the inputs were given.
 		{"unknown version strategy", "p/app:1.0.0", "newest", exitcode.Usage, "porter.versionStrategy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
