@@ -99,6 +99,9 @@ attestations and SBOMs and OCI referrers, with the rule that verified each.`,
 			}
 			warn(graph.Warnings)
 			ferry.RecordInput(l, input, lockPath)
+			if err := g.checkTrustDefault(pol, l); err != nil { // before the lock is written
+				return err
+			}
 			if err := env.CheckTrust(cmd.Context(), pol, l, false); err != nil { // before the lock is written
 				return err
 			}
@@ -127,7 +130,7 @@ attestations and SBOMs and OCI referrers, with the rule that verified each.`,
 			if g.json() {
 				// The lock as ferry.lock holds it, mixins included
 				// (lock/schema.json).
-				return writeLockJSON(l)
+				return writeLockJSON(l, g.untrusted)
 			}
 			g.result("locked %d packages and %d mixin versions in %s", len(l.Resolved()), len(mixins), lockPath)
 			return nil
@@ -353,7 +356,7 @@ func finishMirrorSigned(g *globalFlags, l *lock.Lock, lockPath string, rep *relo
 func reportMirror(g *globalFlags, l *lock.Lock, rep *relocate.Report, what string) error {
 	warn(ignoredWarnings(rep))
 	if g.json() {
-		out, err := newMirrorJSON(l, rep)
+		out, err := newMirrorJSON(l, rep, g.untrusted)
 		if err != nil {
 			return err
 		}
