@@ -47,7 +47,9 @@ list of rules {match: PREFIX, keys: [cosign.pub], keyless: [{issuer,
 subject|subjectRegexp}], required: true}, or {trustedRoot: FILE, rules:
 [...]}; --verify-key K is one required rule for every source no rule
 matches) before the lock is written: any failure is listed with its rule
-and exits 3. The lock records each package's cosign signatures,
+and exits 3. Packages no rule matches follow trust.default: warn (the
+default once a rule exists: a warning and -o json's untrusted list them),
+require (exit 3 naming them) or allow. The lock records each package's cosign signatures,
 attestations and SBOMs and OCI referrers, with the rule that verified each.`,
 		Example: `  ferry lock                          # ferry.yaml -> ferry.lock
   ferry lock ghcr.io/acme/app:v1.2.0 --lock app.lock
