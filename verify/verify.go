@@ -324,7 +324,17 @@ func (c *checker) checkPackage(ctx context.Context, p *lock.Package) error {
 	}
 	findings, verified, err := trust.CheckMirror(ctx, repo, repoName, p, c.opts.Trust)
 	if err != nil {
-		return err
+		// A manifest whose bytes do not hash to its digest is the
+		// mirror disagreeing with the lock, not a failure of the check:
+		// the walk above reported it (checkManifest) unless the graph
+		// read whole, then it is reported here.
+		if !isMismatch(err) || client.IsTransient(err) {
+			return err
+		}
+		if !c.incomplete {
+			c.problem(repoName+"@"+root.Digest.String(), ProblemDigest, "reading the signatures of the package's graph: %v", err)
+		}
+		return nil
 	}
 	c.signatures += verified
 	for _, f := range findings {
