@@ -3,12 +3,15 @@
 //	0 success
 //	1 failure: network, registry, I/O, a graph that cannot be resolved
 //	2 usage or bad input file
-//	3 the lock and reality disagree
+//	3 the lock and reality disagree (a digest mismatch of fetched bytes
+//	  included: see Of)
 package exitcode
 
 import (
 	"errors"
 	"fmt"
+
+	"oras.land/oras-go/v2/content"
 )
 
 // The exit codes ferry documents.
@@ -49,7 +52,15 @@ func Mismatchf(format string, args ...any) error {
 }
 
 // Of returns the exit code for err: 0 for nil, the code of the outermost
-// Error in its chain, else Failure.
+// Error in its chain, else Mismatch for bytes that do not hash to the
+// digest they were fetched by, else Failure.
+//
+// A manifest or blob whose bytes do not hash to its digest (oras-go's
+// content.ErrMismatchedDigest, or content.ErrTrailingData: more bytes
+// than its size) is reality disagreeing with the digest the lock or a
+// manifest pins, whatever the registry answers, at every stage (lock,
+// mirror, verify, install): it is never retried (client.IsTransient) and
+// it exits with Mismatch.
 func Of(err error) int {
 	if err == nil {
 		return OK
@@ -58,5 +69,14 @@ func Of(err error) int {
 	if errors.As(err, &e) {
 		return e.Code
 	}
+	if IsDigestMismatch(err) {
+		return Mismatch
+	}
 	return Failure
+}
+
+// IsDigestMismatch reports whether err is fetched bytes that do not hash
+// to their digest, or run past their size (see Of).
+func IsDigestMismatch(err error) bool {
+	return errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
 )
 
 // Manifest media types ocispec does not define.
@@ -34,8 +35,17 @@ const (
 var ErrNotManifest = errors.New("not an OCI or Docker manifest")
 
 // ErrDigest is wrapped by the errors of content that does not hash to the
-// digest asked for or announced.
-var ErrDigest = errors.New("manifest content does not match its digest")
+// digest asked for or announced. It is also oras-go's
+// content.ErrMismatchedDigest (errors.Is), so that every digest mismatch
+// of fetched bytes exits with code 3 (exitcode.Of).
+var ErrDigest error = digestError{}
+
+type digestError struct{}
+
+func (digestError) Error() string { return "manifest content does not match its digest" }
+
+// Is makes the error oras-go's content.ErrMismatchedDigest too.
+func (digestError) Is(target error) bool { return target == content.ErrMismatchedDigest }
 
 // IsManifest reports whether mediaType is a manifest or an index.
 func IsManifest(mediaType string) bool {

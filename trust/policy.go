@@ -10,6 +10,7 @@
 //
 //	trust:
 //	  trustedRoot: trusted_root.json   # for keyless, offline
+//	  default: warn                    # packages no rule matches: warn | require | allow
 //	  rules:
 //	    - match: ghcr.io/acme/         # source prefix; longest match wins
 //	      keys: [keys/acme.pub]        # any of these
@@ -18,9 +19,12 @@
 //	          subjectRegexp: ^https://github.com/acme/.*
 //	      required: true               # unsigned is an error
 //
-// and, when there is no trustedRoot, a plain list of rules (`trust: [{match:
-// ..., keys: [...]}]`). Key and trustedRoot paths are relative to the
-// directory of ferry.yaml.
+// and, when there is no trustedRoot nor default, a plain list of rules
+// (`trust: [{match: ..., keys: [...]}]`). Key and trustedRoot paths are
+// relative to the directory of ferry.yaml. `default` says what happens to
+// the packages no rule matches (CheckDefault): warn (the default once any
+// rule exists: they are listed in the output and in -o json), require
+// (exit code 3 naming them) or allow (carried without a word).
 package trust
 
 import (
@@ -75,6 +79,10 @@ type Config struct {
 	// TrustedRoot is a Sigstore trusted_root.json, for keyless
 	// verification offline.
 	TrustedRoot string `yaml:"trustedRoot,omitempty" json:"trustedRoot,omitempty"`
+	// Default is what happens to the packages no rule matches:
+	// DefaultWarn (when empty and there are rules), DefaultRequire or
+	// DefaultAllow.
+	Default string `yaml:"default,omitempty" json:"default,omitempty"`
 	// Rules are the rules, in any order: the longest match applies.
 	Rules []RuleConfig `yaml:"rules,omitempty" json:"rules,omitempty"`
 }
@@ -102,7 +110,7 @@ func fileLines(err error, first int) error {
 }
 
 // UnmarshalYAML reads either shape of the section, a mapping
-// {trustedRoot, rules} or a plain list of rules, rejecting unknown fields.
+// {trustedRoot, default, rules} or a plain list of rules, rejecting unknown fields.
 func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 	raw, err := yaml.Marshal(n)
 	if err != nil {
@@ -127,7 +135,7 @@ func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 		*c = Config(p)
 		return nil
 	}
-	return fmt.Errorf("trust: line %d: want a list of rules or a mapping {trustedRoot, rules}", n.Line)
+	return fmt.Errorf("trust: line %d: want a list of rules or a mapping {trustedRoot, default, rules}", n.Line)
 }
 
 // Rule is a rule ready to check: its keys loaded, its identities compiled.
@@ -159,7 +167,10 @@ type Policy struct {
 	Rules []*Rule
 	// TrustedRoot is the Sigstore trusted root file for keyless rules.
 	TrustedRoot string
-	root        *root.TrustedRoot
+	// Default is trust.default, resolved: DefaultWarn, DefaultRequire or
+	// DefaultAllow (see CheckDefault).
+	Default string
+	root    *root.TrustedRoot
 }
 
 // Options are the command-line parts of a policy.
@@ -193,6 +204,10 @@ func New(cfg *Config, opts Options) (*Policy, error) {
 	}
 	if opts.TrustedRoot != "" {
 		p.TrustedRoot = opts.TrustedRoot
+	}
+	var err error
+	if p.Default, err = parseDefault(cfg.Default, len(cfg.Rules)); err != nil {
+		return nil, err
 	}
 	seen := map[string]bool{}
 	for i, rc := range cfg.Rules {

@@ -33,6 +33,8 @@ func TestConfigShapes(t *testing.T) {
 		{name: "unknown rule field", yaml: "- match: a/\n  key: k.pub\n", err: "field key not found"},
 		{name: "unknown top field", yaml: "trustedroot: x\n", err: "field trustedroot not found"},
 		{name: "scalar", yaml: "yes\n", err: "want a list of rules"},
+		{name: "mapping with default", yaml: "default: require\nrules:\n- match: a/\n  keys: [k.pub]\n",
+			want: trust.Config{Default: "require", Rules: []trust.RuleConfig{{Match: "a/", Keys: []string{"k.pub"}}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -105,6 +105,9 @@ const (
 	// ProblemKind is a package whose manifest is of another kind than the
 	// lock records.
 	ProblemKind = "kind"
+	// ProblemUntrusted is a package no trust rule matches under
+	// trust.default: require.
+	ProblemUntrusted = "untrusted"
 )
 
 // Problem is one disagreement between the lock and the mirror.
@@ -147,6 +150,9 @@ type Report struct {
 	HashedBlobs int       `json:"hashedBlobs,omitempty"`
 	HashedBytes int64     `json:"hashedBytes,omitempty"`
 	Problems    []Problem `json:"problems"`
+	// Untrusted are the packages no rule of Options.Trust matches, under
+	// trust.default warn or require (where each is also a problem).
+	Untrusted []trust.Unmatched `json:"untrusted,omitempty"`
 }
 
 // OK reports whether no problem was found.
@@ -182,6 +188,16 @@ func Verify(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 			add(*p)
 		} else {
 			rep.Signatures++
+		}
+	}
+	// trust.default (trust.Policy.CheckDefault): require makes each
+	// package no rule matches a problem; warn lists them.
+	if un, err := opts.Trust.CheckDefault(l.Resolved()); len(un) > 0 {
+		rep.Untrusted = un
+		if err != nil {
+			for _, u := range un {
+				add(Problem{Package: u.Source, Ref: u.String(), Kind: ProblemUntrusted, Detail: "no trust rule matches the package (trust.default: require)"})
+			}
 		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
@@ -308,7 +324,17 @@ func (c *checker) checkPackage(ctx context.Context, p *lock.Package) error {
 	}
 	findings, verified, err := trust.CheckMirror(ctx, repo, repoName, p, c.opts.Trust)
 	if err != nil {
-		return err
+		// A manifest whose bytes do not hash to its digest is the
+		// mirror disagreeing with the lock, not a failure of the check:
+		// the walk above reported it (checkManifest) unless the graph
+		// read whole, then it is reported here.
+		if !isMismatch(err) || client.IsTransient(err) {
+			return err
+		}
+		if !c.incomplete {
+			c.problem(repoName+"@"+root.Digest.String(), ProblemDigest, "reading the signatures of the package's graph: %v", err)
+		}
+		return nil
 	}
 	c.signatures += verified
 	for _, f := range findings {

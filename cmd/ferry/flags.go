@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/ferryhq/ferry/trust"
+
 	"encoding/json"
 	"fmt"
 	"io"
@@ -58,6 +60,9 @@ type globalFlags struct {
 	// ferry.yaml's trust policy (package trust).
 	verifyKeys  []string
 	trustedRoot string
+	// untrusted are the packages of this run no trust rule matches, under
+	// trust.default: warn (checkTrustDefault); reports list them.
+	untrusted []trust.Unmatched
 	// config (--config) is the ferry.yaml whose settings apply to ROOTs
 	// given on the command line.
 	config string

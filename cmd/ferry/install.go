@@ -104,6 +104,9 @@ is 3.`,
 			if err != nil {
 				return err
 			}
+			if err := g.checkTrustDefault(pol, l); err != nil { // before anything is written
+				return err
+			}
 			if err := env.CheckMirrorTrust(cmd.Context(), pol, l, opts.Mirror); err != nil {
 				return err
 			}

@@ -47,7 +47,9 @@ list of rules {match: PREFIX, keys: [cosign.pub], keyless: [{issuer,
 subject|subjectRegexp}], required: true}, or {trustedRoot: FILE, rules:
 [...]}; --verify-key K is one required rule for every source no rule
 matches) before the lock is written: any failure is listed with its rule
-and exits 3. The lock records each package's cosign signatures,
+and exits 3. Packages no rule matches follow trust.default: warn (the
+default once a rule exists: a warning and -o json's untrusted list them),
+require (exit 3 naming them) or allow. The lock records each package's cosign signatures,
 attestations and SBOMs and OCI referrers, with the rule that verified each.`,
 		Example: `  ferry lock                          # ferry.yaml -> ferry.lock
   ferry lock ghcr.io/acme/app:v1.2.0 --lock app.lock
@@ -99,6 +101,9 @@ attestations and SBOMs and OCI referrers, with the rule that verified each.`,
 			}
 			warn(graph.Warnings)
 			ferry.RecordInput(l, input, lockPath)
+			if err := g.checkTrustDefault(pol, l); err != nil { // before the lock is written
+				return err
+			}
 			if err := env.CheckTrust(cmd.Context(), pol, l, false); err != nil { // before the lock is written
 				return err
 			}
@@ -127,7 +132,7 @@ attestations and SBOMs and OCI referrers, with the rule that verified each.`,
 			if g.json() {
 				// The lock as ferry.lock holds it, mixins included
 				// (lock/schema.json).
-				return writeLockJSON(l)
+				return writeLockJSON(l, g.untrusted)
 			}
 			g.result("locked %d packages and %d mixin versions in %s", len(l.Resolved()), len(mixins), lockPath)
 			return nil
@@ -353,7 +358,7 @@ func finishMirrorSigned(g *globalFlags, l *lock.Lock, lockPath string, rep *relo
 func reportMirror(g *globalFlags, l *lock.Lock, rep *relocate.Report, what string) error {
 	warn(ignoredWarnings(rep))
 	if g.json() {
-		out, err := newMirrorJSON(l, rep)
+		out, err := newMirrorJSON(l, rep, g.untrusted)
 		if err != nil {
 			return err
 		}

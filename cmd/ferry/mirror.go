@@ -223,6 +223,9 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 					return err
 				}
 			}
+			if err := g.checkTrustDefault(pol, l); err != nil { // before anything is copied
+				return err
+			}
 			unrecorded, err := env.CheckTrustAt(cmd.Context(), pol, l, origin) // before anything is copied
 			if err != nil {
 				return err

@@ -11,6 +11,7 @@ import (
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/relocate"
+	"github.com/ferryhq/ferry/trust"
 	"github.com/ferryhq/ferry/verify"
 )
 
@@ -31,6 +32,9 @@ type mirrorJSON struct {
 	Ignored []string `json:"ignored,omitempty"`
 	// Shard counts what a sharded run (--shard I/N) did.
 	Shard *relocate.ShardReport `json:"shard,omitempty"`
+	// Untrusted are the packages no trust rule matches, carried unchecked
+	// (trust.default: warn).
+	Untrusted []trust.Unmatched `json:"untrusted,omitempty"`
 }
 
 // mixinJSON is one locked Porter mixin version in a report.
@@ -70,7 +74,7 @@ func lockMixins(l *lock.Lock) ([]mixinJSON, error) {
 }
 
 // newMirrorJSON is the report of a mirror run that wrote l.
-func newMirrorJSON(l *lock.Lock, rep *relocate.Report) (*mirrorJSON, error) {
+func newMirrorJSON(l *lock.Lock, rep *relocate.Report, untrusted []trust.Unmatched) (*mirrorJSON, error) {
 	mixins, err := lockMixins(l)
 	if err != nil {
 		return nil, err
@@ -79,7 +83,7 @@ func newMirrorJSON(l *lock.Lock, rep *relocate.Report) (*mirrorJSON, error) {
 	if pkgs == nil {
 		pkgs = []relocate.PackageResult{}
 	}
-	return &mirrorJSON{To: rep.To, Packages: pkgs, Mixins: mixins, Ignored: rep.Ignored, Shard: rep.Shard}, nil
+	return &mirrorJSON{To: rep.To, Packages: pkgs, Mixins: mixins, Ignored: rep.Ignored, Shard: rep.Shard, Untrusted: untrusted}, nil
 }
 
 // verifyJSON is `ferry verify -o json`: `packages` would be a list in
@@ -91,6 +95,9 @@ type verifyJSON struct {
 	Counts verifyCounts `json:"counts"`
 	// Problems lists every disagreement found (exit code 3 if any).
 	Problems []verify.Problem `json:"problems"`
+	// Untrusted are the packages no trust rule matches, checked for
+	// nothing but their digests (trust.default: warn).
+	Untrusted []trust.Unmatched `json:"untrusted,omitempty"`
 }
 
 // verifyCounts counts what verify checked.
@@ -114,7 +121,8 @@ func newVerifyJSON(rep *verify.Report) verifyJSON {
 	}
 	return verifyJSON{OK: rep.OK(), Deep: rep.Deep, Problems: problems,
 		Counts: verifyCounts{Packages: rep.Packages, Manifests: rep.Manifests, Blobs: rep.Blobs, Signatures: rep.Signatures,
-			UniqueBlobs: rep.UniqueBlobs, HashedBlobs: rep.HashedBlobs, HashedBytes: rep.HashedBytes}}
+			UniqueBlobs: rep.UniqueBlobs, HashedBlobs: rep.HashedBlobs, HashedBytes: rep.HashedBytes},
+		Untrusted: rep.Untrusted}
 }
 
 // installJSON is `ferry install -o json`.
@@ -166,15 +174,19 @@ func newInstallJSON(l *lock.Lock, dest string, plan *install.Plan, porterHome st
 
 // writeLockJSON prints l as JSON, exactly as ferry.lock holds it (the
 // sections formats own, `mixins`, included), so that lock/schema.json
-// describes it.
-func writeLockJSON(l *lock.Lock) error {
+// describes it, with, when there are any, the packages no trust rule
+// matches (`untrusted`, which the file never holds).
+func writeLockJSON(l *lock.Lock, untrusted []trust.Unmatched) error {
 	data, err := l.Marshal()
 	if err != nil {
 		return err
 	}
-	var v any
+	var v map[string]any
 	if err := yaml.Unmarshal(data, &v); err != nil {
 		return err
+	}
+	if len(untrusted) > 0 {
+		v["untrusted"] = untrusted
 	}
 	return writeJSON(os.Stdout, v)
 }

@@ -31,3 +31,19 @@ func (g *globalFlags) lockTrustPolicy(env *ferry.Env, l *lock.Lock, ms *mirrorse
 	}
 	return g.trustPolicy(ms, file)
 }
+
+// checkTrustDefault applies pol's trust.default to l's packages before
+// anything is written or copied: under require, the packages no rule
+// matches are an error naming each (exit code 3); under warn, a warning
+// names them and the run's -o json lists them (untrusted).
+func (g *globalFlags) checkTrustDefault(pol *trust.Policy, l *lock.Lock) error {
+	un, err := pol.CheckDefault(l.Resolved())
+	if err != nil {
+		return err
+	}
+	g.untrusted = un
+	if w := trust.UnmatchedWarning(un); w != "" {
+		warn([]string{w})
+	}
+	return nil
+}

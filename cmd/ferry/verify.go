@@ -12,6 +12,7 @@ import (
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/progress"
 	"github.com/ferryhq/ferry/signature"
+	"github.com/ferryhq/ferry/trust"
 	"github.com/ferryhq/ferry/verify"
 )
 
@@ -131,6 +132,9 @@ code is 3 if there is any.`,
 			g.stopProgress()
 			if err != nil {
 				return err
+			}
+			if opts.Trust.Default == trust.DefaultWarn && len(rep.Untrusted) > 0 {
+				warn([]string{trust.UnmatchedWarning(rep.Untrusted)})
 			}
 			run := env.Run(ferry.Update{})
 			for _, x := range env.Extensions() {
