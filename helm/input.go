@@ -125,9 +125,12 @@ func (f Format) localRoots(ch *chart.Chart, dir string, chain []string, out *[]m
 // Chart.lock is present and in sync with Chart.yaml, else Chart.yaml's
 // (an `helm dependency update`). A Chart.lock out of sync is an error
 // with Helm's own message (pkg/downloader/manager.go Build); in sync
-// means its digest equals Helm's hash of Chart.yaml's dependencies, with
-// repository aliases resolved, and the locked ones
-// (internal/resolver/resolver.go HashReq).
+// means its digest equals Helm's hash of Chart.yaml's dependencies and
+// the locked ones (internal/resolver/resolver.go HashReq), taken as
+// Build and Update take it: after resolveRepoNames has replaced each
+// "@NAME" or "alias:NAME" repository by the URL Helm's repositories.yaml
+// gives NAME (ferry.yaml's aliases stand in for a name it lacks), every
+// other repository (oci://, https://, file://) as Chart.yaml writes it.
 func (f Format) lockedDependencies(ch *chart.Chart) ([]*chart.Dependency, error) {
 	if ch.Lock == nil {
 		return ch.Metadata.Dependencies, nil
@@ -135,7 +138,14 @@ func (f Format) lockedDependencies(ch *chart.Chart) ([]*chart.Dependency, error)
 	req := make([]*chart.Dependency, 0, len(ch.Metadata.Dependencies))
 	for _, d := range ch.Metadata.Dependencies {
 		c := *d
-		if u, err := f.Settings.repositoryURL(c.Repository); err == nil {
+		if name, ok := aliasName(c.Repository); ok {
+			u, found := f.Settings.helmRepository(name)
+			if !found {
+				if u, found = f.Settings.Repositories[name]; !found {
+					// helm's resolveRepoNames: "no repository definition".
+					return nil, fmt.Errorf("dependency %q: %w", c.Name, f.Settings.aliasError(c.Repository, name))
+				}
+			}
 			c.Repository = u
 		}
 		req = append(req, &c)
