@@ -194,3 +194,52 @@ func TestReadInputHelmChartLock(t *testing.T) {
 		})
 	}
 }
+
+// TestReadInputHelmVendored: after Helm's own `helm dependency update`
+// filled charts/, every dependency is vendored: the chart renders what
+// is vendored, as `helm template` does without reading Chart.lock (helm's
+// pkg/action/install.go CheckDependencies), so no dependency is a root,
+// even for an "@alias" no repositories.yaml names any more; one not
+// vendored is a root again, at its locked version.
+func TestReadInputHelmVendored(t *testing.T) {
+	s := newChartSources(t)
+	dir, err := charttest.SaveChartDir(charttest.Chart(charttest.ChartSpec{Name: "app", Version: "0.1.0", Dependencies: []*chart.Dependency{
+		{Name: "redis", Version: "^1.0.0", Repository: s.oci},
+		{Name: "db", Version: "2.x", Repository: "@team"},
+	}}), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.update(t, dir)
+	t.Setenv("HELM_REPOSITORY_CONFIG", filepath.Join(t.TempDir(), "none.yaml"))
+	roots := func() []string {
+		t.Helper()
+		m, ok, err := helm.New().ReadInput(dir, nil, nil)
+		if err != nil || !ok {
+			t.Fatalf("ReadInput = %v, %v", ok, err)
+		}
+		cf, err := helm.New().Configure(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := cf.(helm.Format).SectionRoots(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.Ref)
+		}
+		return out
+	}
+	if got := roots(); len(got) != 0 {
+		t.Errorf("every dependency vendored: roots %v", got)
+	}
+	if err := os.Remove(filepath.Join(dir, "charts", "redis-1.1.0.tgz")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HELM_REPOSITORY_CONFIG", s.repoConfig)
+	if got, want := strings.Join(roots(), " "), strings.TrimPrefix(s.oci, "oci://")+"/redis:1.1.0"; got != want {
+		t.Errorf("redis not vendored: roots %s, want %s", got, want)
+	}
+}
