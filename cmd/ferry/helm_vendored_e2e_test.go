@@ -18,6 +18,7 @@ import (
 	"github.com/ferryhq/ferry/internal/fixture"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/lock"
+	"oras.land/oras-go/v2"
 )
 
 // TestHelmVendoredLocalChart: after Helm's own `helm dependency update`
@@ -96,4 +97,55 @@ func TestHelmVendoredLocalChart(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestHelmVersionFlagTagRule: `ferry lock oci://HOST/charts/x --version
+// RANGE` chooses among the chart's tags by Helm's tag rule, as a
+// ferry.yaml `charts:` entry does (helm's pkg/registry/client.go Tags:
+// only strict semantic versions, "_" read as "+"): the stray tags
+// v3.0.0 and v3.9.0 are no chart versions, so ^3 locks 3.1.0; a
+// `packages:` entry written oci:// follows the same rule.
+func TestHelmVersionFlagTagRule(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src := registrytest.New(t)
+	c := registrytest.Client(t)
+	dst := registrytest.Repository(t, c, src.Host+"/charts/x")
+	for _, v := range []string{"3.0.0", "3.1.0", "3.9.0"} {
+		tgz, err := charttest.ChartArchive(charttest.Chart(charttest.ChartSpec{Name: "x", Version: v}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v == "3.1.0" {
+			if _, err := charttest.PushChart(tgz, src.Host+"/charts", chartCreated); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		// A stray "v"-tag: the chart pushed elsewhere, copied under it.
+		if _, err := charttest.PushChart(tgz, src.Host+"/scratch", chartCreated); err != nil {
+			t.Fatal(err)
+		}
+		scratch := registrytest.Repository(t, c, src.Host+"/scratch/x")
+		if _, err := oras.Copy(ctx, scratch, v, dst, "v"+v, oras.DefaultCopyOptions); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := clitest.New(t)
+	check := func(name string) {
+		t.Helper()
+		l, err := lock.Read(env.Path(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := l.Package(src.Host + "/charts/x")
+		if p == nil || p.Version != "3.1.0" {
+			t.Errorf("%s: charts/x locked as %+v, want 3.1.0", name, p)
+		}
+	}
+	env.MustRun("lock", "oci://"+src.Host+"/charts/x", "--version", "^3", "--lock", "flag.lock")
+	check("flag.lock")
+	env.WriteFile("ferry.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\npackages:\n  - ref: oci://"+src.Host+"/charts/x\n    version: ^3\n")
+	env.MustRun("lock", "--lock", "packages.lock")
+	check("packages.lock")
 }
