@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"helm.sh/helm/v4/pkg/downloader"
 	"helm.sh/helm/v4/pkg/getter"
 
+	"github.com/ferryhq/ferry/internal/authtest"
 	"github.com/ferryhq/ferry/internal/charttest"
 	"github.com/ferryhq/ferry/internal/clitest"
 	"github.com/ferryhq/ferry/internal/fixture"
@@ -148,4 +150,48 @@ func TestHelmVersionFlagTagRule(t *testing.T) {
 	env.WriteFile("ferry.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\npackages:\n  - ref: oci://"+src.Host+"/charts/x\n    version: ^3\n")
 	env.MustRun("lock", "--lock", "packages.lock")
 	check("packages.lock")
+}
+
+// TestHelmClassicRepositoryCredentials: a classic chart repository that
+// asks for a username and password (HTTP Basic, as Helm sends a
+// repository's credentials: pkg/getter/httpgetter.go) takes them from
+// the docker-style config, --registry-config here, as registries do;
+// without them the run fails naming the repository; the password is
+// never printed.
+func TestHelmClassicRepositoryCredentials(t *testing.T) {
+	t.Parallel()
+	const user, pass = "ada", "s3cr3t-pw-8d1f"
+	repo := newChartRepoServer(t)
+	inner := repo.srv.Config.Handler
+	repo.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != user || p != pass {
+			w.Header().Set("WWW-Authenticate", `Basic realm="charts"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	})
+	tgz, err := charttest.ChartArchive(charttest.Chart(charttest.ChartSpec{Name: "common", Version: "0.2.0"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.publish(t, map[string][]byte{"common-0.2.0.tgz": tgz})
+	env := clitest.New(t)
+	env.WriteFile("ferry.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\ncharts:\n  - repo: "+repo.srv.URL+"\n    name: common\n    version: 0.x\n")
+	res := env.Run("lock", "--registry-config", env.WriteFile("empty.json", "{}"))
+	if res.Code == 0 || !strings.Contains(res.Stderr, "401") || !strings.Contains(res.Stderr, "password for "+strings.TrimPrefix(repo.srv.URL, "http://")+" are read from the docker config") || strings.Contains(res.Stdout+res.Stderr, pass) {
+		t.Errorf("without credentials: exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
+	}
+	cfg := authtest.WriteDockerConfig(t, t.TempDir(), strings.TrimPrefix(repo.srv.URL, "http://"), user, pass)
+	res = env.MustRun("lock", "--registry-config", cfg, "--log-level", "debug")
+	if strings.Contains(res.Stdout+res.Stderr+env.ReadFile("ferry.lock"), pass) {
+		t.Errorf("the password is printed or locked:\n%s%s", res.Stdout, res.Stderr)
+	}
+	l, err := lock.Read(env.Path("ferry.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := l.Package(repo.srv.URL + "/common"); p == nil || p.Version != "0.2.0" {
+		t.Errorf("common locked as %+v", p)
+	}
 }
