@@ -90,6 +90,8 @@ type Client struct {
 	// cache keeps manifests fetched by digest and each registry's
 	// referrers capability for the run (readcache.go).
 	cache *readCache
+	// hc is HTTPClient's client.
+	hc *http.Client
 }
 
 // New returns a Client for opts.
@@ -175,7 +177,8 @@ func New(opts Options) (*Client, error) {
 		Credential: credentials.Credential(store),
 		Header:     http.Header{"User-Agent": {ua}},
 	}
-	return &Client{opts: opts, auth: ac, creds: store, configPath: path, tr: st, mounts: newMountGate(), cache: newReadCache()}, nil
+	hc := &http.Client{Transport: &basicAuthTransport{next: rt, creds: store}}
+	return &Client{opts: opts, auth: ac, creds: store, configPath: path, tr: st, mounts: newMountGate(), cache: newReadCache(), hc: hc}, nil
 }
 
 // Repository returns an oras-go repository for "HOST/PATH". A reference
@@ -283,9 +286,41 @@ func (c *Client) Credentials() credentials.Store { return c.creds }
 // ConfigPath returns the docker config.json path credentials come from.
 func (c *Client) ConfigPath() string { return c.configPath }
 
-// HTTPClient returns the client's HTTP client, with retries and scheme
-// selection but without registry authentication.
-func (c *Client) HTTPClient() *http.Client { return c.auth.Client }
+// HTTPClient returns the client's HTTP client for content that is not in
+// a registry (Helm's classic chart repositories, KUDO repositories,
+// mixin feeds), with retries and scheme selection, and no registry token
+// exchange: a host the docker config holds a username and password for
+// gets them as HTTP Basic authentication (basicAuthTransport).
+func (c *Client) HTTPClient() *http.Client { return c.hc }
+
+// basicAuthTransport sends, to a host the docker config (or the
+// credential helper it names) holds a username and password for, those
+// as HTTP Basic authentication, as Helm sends a classic repository's
+// username and password with every request to it (helm's
+// pkg/getter/httpgetter.go: req.SetBasicAuth), over HTTPS or to a
+// loopback host only. A request that carries its own Authorization is
+// left alone. The credentials are never logged or printed: they travel
+// in the Authorization header alone.
+type basicAuthTransport struct {
+	next  http.RoundTripper
+	creds credentials.Store
+}
+
+func (t *basicAuthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("Authorization") != "" || (req.URL.Scheme != "https" && !IsLoopback(req.URL.Host)) {
+		return t.next.RoundTrip(req)
+	}
+	cred, err := t.creds.Get(req.Context(), req.URL.Host)
+	if err != nil {
+		return nil, fmt.Errorf("credentials for %s: %w", req.URL.Host, redact.Error(err))
+	}
+	if cred.Username == "" && cred.Password == "" {
+		return t.next.RoundTrip(req)
+	}
+	r := req.Clone(req.Context())
+	r.SetBasicAuth(cred.Username, cred.Password)
+	return t.next.RoundTrip(r)
+}
 
 // IsLoopback reports whether host (with optional port) is a loopback
 // address or "localhost".

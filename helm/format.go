@@ -232,6 +232,14 @@ func versionList(tags []string) string {
 	return strings.Join(out, ", ")
 }
 
+// OwnsRef reports whether ref, a `packages:` entry or a command-line
+// ROOT, is a chart as Helm writes one: "oci://HOST/PATH" (helm's
+// pkg/registry IsOCI), or REPOURL/NAME in a classic repository; its
+// version is then chosen by Helm's tag rule (Policy), as for `charts:`.
+func (f Format) OwnsRef(ref string) bool {
+	return strings.HasPrefix(ref, ociref.OCIScheme) || f.Owns(ref)
+}
+
 // Owns reports whether source is a chart in a classic repository:
 // REPOURL/NAME with an http:// or https:// URL.
 func (Format) Owns(source string) bool {

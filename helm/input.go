@@ -123,19 +123,30 @@ func (f Format) localRoots(ch *chart.Chart, dir string, chain []string, out *[]m
 // lockedDependencies returns the dependencies `helm dependency build`
 // fetches for ch: those of Chart.lock, at their locked versions, when a
 // Chart.lock is present and in sync with Chart.yaml, else Chart.yaml's
-// (an `helm dependency update`). A Chart.lock out of sync is an error
+// (an `helm dependency update`), or Chart.yaml's when every one is
+// vendored in charts/ (allVendored). A Chart.lock out of sync is an error
 // with Helm's own message (pkg/downloader/manager.go Build); in sync
-// means its digest equals Helm's hash of Chart.yaml's dependencies, with
-// repository aliases resolved, and the locked ones
-// (internal/resolver/resolver.go HashReq).
+// means its digest equals Helm's hash of Chart.yaml's dependencies and
+// the locked ones (internal/resolver/resolver.go HashReq), taken as
+// Build and Update take it: after resolveRepoNames has replaced each
+// "@NAME" or "alias:NAME" repository by the URL Helm's repositories.yaml
+// gives NAME (ferry.yaml's aliases stand in for a name it lacks), every
+// other repository (oci://, https://, file://) as Chart.yaml writes it.
 func (f Format) lockedDependencies(ch *chart.Chart) ([]*chart.Dependency, error) {
-	if ch.Lock == nil {
+	if ch.Lock == nil || allVendored(ch) {
 		return ch.Metadata.Dependencies, nil
 	}
 	req := make([]*chart.Dependency, 0, len(ch.Metadata.Dependencies))
 	for _, d := range ch.Metadata.Dependencies {
 		c := *d
-		if u, err := f.Settings.repositoryURL(c.Repository); err == nil {
+		if name, ok := aliasName(c.Repository); ok {
+			u, found := f.Settings.helmRepository(name)
+			if !found {
+				if u, found = f.Settings.Repositories[name]; !found {
+					// helm's resolveRepoNames: "no repository definition".
+					return nil, fmt.Errorf("dependency %q: %w", c.Name, f.Settings.aliasError(c.Repository, name))
+				}
+			}
 			c.Repository = u
 		}
 		req = append(req, &c)
@@ -145,6 +156,25 @@ func (f Format) lockedDependencies(ch *chart.Chart) ([]*chart.Dependency, error)
 		return nil, fmt.Errorf("the lock file (Chart.lock) is out of sync with the dependencies file (Chart.yaml); update it with 'helm dependency update'")
 	}
 	return ch.Lock.Dependencies, nil
+}
+
+// allVendored reports whether every Chart.yaml dependency of ch is in its
+// charts/ (as `helm dependency update` leaves it): `helm template` and
+// `helm install` then render what is vendored without reading Chart.lock
+// (helm's pkg/action/install.go CheckDependencies looks for each
+// dependency among the loaded subcharts alone), and `helm dependency
+// build` is not needed.
+func allVendored(ch *chart.Chart) bool {
+	vendored := map[string]bool{}
+	for _, sub := range ch.Dependencies() {
+		vendored[sub.Name()] = true
+	}
+	for _, d := range ch.Metadata.Dependencies {
+		if d != nil && !vendored[d.Name] {
+			return false
+		}
+	}
+	return true
 }
 
 // hashReq is helm's internal/resolver/resolver.go HashReq: the sha256 of

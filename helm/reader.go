@@ -138,7 +138,7 @@ type chartDependency struct {
 
 // dependencies maps Chart.yaml's dependencies to the packages they name,
 // leaving out those vendored in charts/ (part of the chart, as helm's
-// pkg/action/dependency.go CheckDependencies finds them: a loaded
+// pkg/action/install.go CheckDependencies finds them: a loaded
 // subchart of the same name). alias, condition and tags never drop one:
 // values may enable it at install. local reports a chart on disk, whose
 // file:// dependencies the caller reads; a chart from a registry or a

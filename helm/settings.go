@@ -3,6 +3,7 @@ package helm
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -76,10 +77,17 @@ type Settings struct {
 	// Docker way: a repository ("docker.io/library/busybox") excludes
 	// every tag of it, a reference with a tag or digest only that one.
 	Exclude []string
+	// helmRepos are the repositories of Helm's own repositories.yaml
+	// (helmRepositoryConfig), the aliases `helm repo add` recorded;
+	// helmReposErr is why it could not be read, reported only when an
+	// alias needs it.
+	helmRepos    []helmRepository
+	helmReposErr error
 }
 
 func settingsOf(m *mirrorset.MirrorSet) (Settings, error) {
 	var s Settings
+	s.helmRepos, s.helmReposErr = loadHelmRepositories(helmRepositoryConfig())
 	if m == nil {
 		return s, nil
 	}
@@ -150,31 +158,63 @@ func settingsOf(m *mirrorset.MirrorSet) (Settings, error) {
 }
 
 // repositoryURL returns the repository a Chart.yaml dependency or a
-// `charts:` entry names: "@NAME" and "alias:NAME" are looked up in the
-// aliases, as helm's pkg/downloader/manager.go resolveRepoNames looks
-// them up in repositories.yaml.
+// `charts:` entry names: "@NAME" and "alias:NAME" are looked up in
+// ferry.yaml's aliases, then in Helm's own repositories.yaml, as helm's
+// pkg/downloader/manager.go resolveRepoNames looks them up there.
 func (s Settings) repositoryURL(repo string) (string, error) {
+	name, ok := aliasName(repo)
+	if !ok {
+		return repo, nil
+	}
+	if u, found := s.Repositories[name]; found {
+		return u, nil
+	}
+	if u, found := s.helmRepository(name); found {
+		return u, nil
+	}
+	return "", s.aliasError(repo, name)
+}
+
+// aliasName returns the NAME of a repository written "@NAME" or
+// "alias:NAME" (helm's pkg/downloader/manager.go resolveRepoNames).
+func aliasName(repo string) (string, bool) {
 	name, ok := strings.CutPrefix(repo, "@")
 	if !ok {
 		name, ok = strings.CutPrefix(repo, "alias:")
 	}
-	if !ok {
-		return repo, nil
-	}
-	u, found := s.Repositories[name]
-	if !found {
-		known := make([]string, 0, len(s.Repositories))
-		for k := range s.Repositories {
-			known = append(known, "@"+k)
+	return name, ok
+}
+
+// helmRepository returns the URL of the first repository of Helm's
+// repositories.yaml named name, as resolveRepoNames finds it.
+func (s Settings) helmRepository(name string) (string, bool) {
+	for _, r := range s.helmRepos {
+		if r.Name == name {
+			return r.URL, true
 		}
-		sort.Strings(known)
-		hint := "none are defined"
-		if len(known) > 0 {
-			hint = "known: " + strings.Join(known, ", ")
-		}
-		return "", fmt.Errorf("repository %s is not defined (%s): name its URL in the ferry.yaml the run reads (the one beside a local chart, the working directory's for references, or --config FILE) as `%s: {repositories: {%s: URL}}`, or write the URL in Chart.yaml", repo, hint, KeyHelm, name)
 	}
-	return u, nil
+	return "", false
+}
+
+// aliasError says that the alias repo (NAME name) is defined nowhere.
+func (s Settings) aliasError(repo, name string) error {
+	known := make([]string, 0, len(s.Repositories)+len(s.helmRepos))
+	for k := range s.Repositories {
+		known = append(known, "@"+k)
+	}
+	for _, r := range s.helmRepos {
+		known = append(known, "@"+r.Name)
+	}
+	sort.Strings(known)
+	hint := "none are defined"
+	if len(known) > 0 {
+		hint = "known: " + strings.Join(slices.Compact(known), ", ")
+	}
+	err := fmt.Errorf("repository %s is not defined (%s): add it with `helm repo add %s URL`, name its URL in the ferry.yaml the run reads (the one beside a local chart, the working directory's for references, or --config FILE) as `%s: {repositories: {%s: URL}}`, or write the URL in Chart.yaml", repo, hint, name, KeyHelm, name)
+	if s.helmReposErr != nil {
+		return fmt.Errorf("%w (%w)", err, s.helmReposErr)
+	}
+	return err
 }
 
 // chartRef returns the reference of a `charts:` entry: an OCI

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/resolve"
 )
@@ -32,6 +33,8 @@ import (
 // never renders it with its bare defaults.
 
 var _ resolve.Expander = Format{}
+
+var _ mirrorset.RefOwner = Format{}
 
 // chartData is what the Helm reader keeps of a chart for Expand: the
 // chart as loaded (with what it vendors in charts/), and the Chart.yaml

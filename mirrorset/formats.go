@@ -29,10 +29,33 @@ type RootOwner interface {
 	SectionRoots(m *MirrorSet) ([]Package, error)
 }
 
+// RefOwner is a format whose references are written in a form of its own
+// (Helm's oci:// charts): a `packages:` entry or a command-line ROOT
+// written so is chosen by the format's version policy, as the roots of
+// its own section are (Helm's tag rule for `--version '^3'`).
+type RefOwner interface {
+	format.Format
+	// OwnsRef reports whether ref, as the user wrote it, is one of the
+	// format's.
+	OwnsRef(ref string) bool
+}
+
 // AllRoots returns the roots to resolve: m's packages and the roots the
-// formats' sections name.
+// formats' sections name. A package that names no format is the first
+// RefOwner's that owns its reference.
 func (m *MirrorSet) AllRoots(formats []format.Format) ([]resolve.Root, error) {
 	all := &MirrorSet{Packages: append([]Package(nil), m.Packages...)}
+	for i, p := range all.Packages {
+		if p.Format != "" {
+			continue
+		}
+		for _, f := range formats {
+			if o, ok := f.(RefOwner); ok && o.OwnsRef(p.Ref) {
+				all.Packages[i].Format = f.Name()
+				break
+			}
+		}
+	}
 	for _, f := range formats {
 		o, ok := f.(RootOwner)
 		if !ok {
