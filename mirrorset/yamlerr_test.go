@@ -34,7 +34,7 @@ func TestParseErrorsInUserTerms(t *testing.T) {
 		{"unknown key of a trust rule", "packages:\n  - ref: a.io/x:v1\ntrust:\n  - match: a.io/\n    key: k.pub\n",
 			`trust: line 7: unknown key "key" in a trust rule (known keys: keyless, keys, match, required)`},
 		{"unknown key of trust", "packages:\n  - ref: a.io/x:v1\ntrust:\n  trustedroot: r.json\n",
-			`trust: line 6: unknown key "trustedroot" in trust (known keys: rules, trustedRoot)`},
+			`trust: line 6: unknown key "trustedroot" in trust (known keys: default, rules, trustedRoot)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
