@@ -176,8 +176,10 @@ var transientMessages = []string{
 
 // transientStatus reports whether an HTTP status may go away with time:
 // 408, 429 and 5xx.
+// 501 Not Implemented says the server does not do what was asked (a web
+// server that is no registry answers it): asking again cannot help.
 func transientStatus(code int) bool {
-	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500
+	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || (code >= 500 && code != http.StatusNotImplemented)
 }
 
 // statusError is a response the transport retried for its status; it

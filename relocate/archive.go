@@ -341,6 +341,9 @@ func FromArchiveChecked(ctx context.Context, path string, opts Options, check Lo
 	if err := checkDestination(l, pkgs, opts); err != nil {
 		return nil, nil, err
 	}
+	if err := checkRegistry(ctx, opts); err != nil {
+		return nil, nil, err
+	}
 	led := newLedger(opts.Concurrency)
 	led.journal = openJournal(opts.JournalDir)
 	var src origin = store

@@ -80,8 +80,13 @@ func TestMirrorKnownRepositories(t *testing.T) {
 				t.Errorf("%d %s requests, want %d", kinds[k], k, v)
 			}
 		}
+		// One GET /v2/ per run: the check that the mirror is a registry
+		// before anything is written (client.CheckRegistry).
+		if kinds["GET v2"] != 1 {
+			t.Errorf("%d GET /v2/ requests, want the one registry check", kinds["GET v2"])
+		}
 		for k := range kinds {
-			if _, ok := want[k]; !ok {
+			if _, ok := want[k]; !ok && k != "GET v2" {
 				t.Errorf("%d %s requests, want none", kinds[k], k)
 			}
 		}

@@ -136,6 +136,9 @@ func Mirror(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 	if err := checkDestination(l, pkgs, opts); err != nil {
 		return nil, err
 	}
+	if err := checkRegistry(ctx, opts); err != nil {
+		return nil, err
+	}
 	led := newLedger(opts.Concurrency)
 	led.journal = openJournal(opts.JournalDir)
 	rep := progress.Or(opts.Reporter)
@@ -465,4 +468,21 @@ func copyPackages(ctx context.Context, pkgs []*lock.Package, opts Options, led *
 	return forEachPackage(ctx, pkgs, opts, rep, "mirroring", before, func(p *lock.Package) (*PackageResult, error) {
 		return copyPackage(ctx, p, opts, led)
 	})
+}
+
+// registryChecker is a Target that can tell, before anything is written,
+// whether a host answers as a registry (*client.Client).
+type registryChecker interface {
+	CheckRegistry(ctx context.Context, host string) error
+}
+
+// checkRegistry asks the mirror's host once whether it is a registry, when
+// the Target can tell: a --to that is a web server fails before the first
+// write, naming what answered, not after every write's retries.
+func checkRegistry(ctx context.Context, opts Options) error {
+	c, ok := opts.Target.(registryChecker)
+	if !ok || opts.To.Host == "" {
+		return nil
+	}
+	return c.CheckRegistry(ctx, opts.To.Host)
 }

@@ -159,6 +159,9 @@ func MirrorShard(ctx context.Context, l *lock.Lock, opts Options, so ShardOption
 	if err := checkDestination(l, pkgs, opts); err != nil {
 		return nil, err
 	}
+	if err := checkRegistry(ctx, opts); err != nil {
+		return nil, err
+	}
 	blobs, graphs, err := shardBlobs(ctx, pkgs, opts)
 	if err != nil {
 		return nil, err
