@@ -15,7 +15,7 @@ import (
 	"sync"
 
 	"github.com/ferryhq/ferry/client"
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/install"
 	"github.com/ferryhq/ferry/lock"
@@ -137,10 +137,7 @@ func (e *Env) configured(ms *mirrorset.MirrorSet) ([]format.Format, error) {
 				// porter.versionStrategy, from ferry.yaml or the
 				// environment) are bad input (exit 2), however the
 				// inputs were given.
-				if exitcode.Of(err) == exitcode.Failure {
-					err = exitcode.With(exitcode.Usage, err)
-				}
-				return nil, err
+				return nil, errkind.Mark(errkind.BadInput, err)
 			}
 			f = cf
 		}
@@ -243,7 +240,7 @@ func (e *Env) Mirrors(ms *mirrorset.MirrorSet) (*sourcemirror.Table, error) {
 	}
 	t, err := sourcemirror.New(entries, e.Offline)
 	if err != nil {
-		return nil, exitcode.BadInput("%w", err)
+		return nil, errkind.Mark(errkind.BadInput, err)
 	}
 	return t, nil
 }

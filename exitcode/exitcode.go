@@ -10,6 +10,7 @@ package exitcode
 import (
 	"errors"
 	"fmt"
+	"github.com/ferryhq/ferry/errkind"
 
 	"oras.land/oras-go/v2/content"
 )
@@ -53,7 +54,9 @@ func Mismatchf(format string, args ...any) error {
 
 // Of returns the exit code for err: 0 for nil, the code of the outermost
 // Error in its chain, else Mismatch for bytes that do not hash to the
-// digest they were fetched by, else Failure.
+// digest they were fetched by or an error of kind errkind.Mismatch, else
+// Usage for one of kind errkind.BadInput, else Failure: libraries mark
+// what went wrong (package errkind), and this is where it becomes a code.
 //
 // A manifest or blob whose bytes do not hash to its digest (oras-go's
 // content.ErrMismatchedDigest, or content.ErrTrailingData: more bytes
@@ -69,8 +72,11 @@ func Of(err error) int {
 	if errors.As(err, &e) {
 		return e.Code
 	}
-	if IsDigestMismatch(err) {
+	switch {
+	case IsDigestMismatch(err), errors.Is(err, errkind.Mismatch):
 		return Mismatch
+	case errors.Is(err, errkind.BadInput):
+		return Usage
 	}
 	return Failure
 }

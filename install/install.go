@@ -25,6 +25,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/ferryhq/ferry/client"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
@@ -441,11 +442,11 @@ func fetchStep(ctx context.Context, p *lock.Package, st Step, store *oci.Store, 
 		desc, err := repo.Resolve(ctx, t)
 		switch {
 		case errors.Is(err, errdef.ErrNotFound):
-			return nil, exitcode.Mismatchf("refusing to install %s: tag %s:%s is missing from the mirror", p.Source, repoName, t)
+			return nil, errkind.Markf(errkind.Mismatch, "refusing to install %s: tag %s:%s is missing from the mirror", p.Source, repoName, t)
 		case err != nil:
 			return nil, fmt.Errorf("installing %s: resolving %s:%s: %w", p.Source, repoName, t, err)
 		case desc.Digest.String() != p.Digest:
-			return nil, exitcode.Mismatchf("refusing to install %s: tag %s:%s points at %s in the mirror, the lock has %s", p.Source, repoName, t, desc.Digest, p.Digest)
+			return nil, errkind.Markf(errkind.Mismatch, "refusing to install %s: tag %s:%s points at %s in the mirror, the lock has %s", p.Source, repoName, t, desc.Digest, p.Digest)
 		}
 	}
 	names := []string{repoName + ":" + strings.Replace(p.Digest, ":", "-", 1)}
@@ -490,7 +491,7 @@ func checkContents(ctx context.Context, p *lock.Package, store *oci.Store, forma
 		msgs = append(msgs, pr.Kind+": "+pr.Detail)
 	}
 	if len(msgs) > 0 {
-		return exitcode.Mismatchf("%s@%s: the lock and the package disagree: %s", p.Source, p.Digest, strings.Join(msgs, "; "))
+		return errkind.Markf(errkind.Mismatch, "%s@%s: the lock and the package disagree: %s", p.Source, p.Digest, strings.Join(msgs, "; "))
 	}
 	return nil
 }

@@ -1,0 +1,41 @@
+// Package errkind names the kinds of failure ferry's libraries report,
+// without saying what a kind means to a caller: the CLI alone maps them
+// to exit codes (exitcode.Of). A library marks an error with its kind and
+// keeps its message.
+package errkind
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// BadInput is a file, flag value or setting the user gave that does
+	// not hold (PRODUCT.md: exit 2).
+	BadInput = errors.New("bad input")
+	// Mismatch is the lock disagreeing with reality: a digest, a tag, a
+	// signature, a package's contents (PRODUCT.md: exit 3).
+	Mismatch = errors.New("the lock and reality disagree")
+)
+
+// Mark returns err, with its message unchanged, as an error of kind k
+// (errors.Is(result, k)); nil stays nil.
+func Mark(k, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &marked{kind: k, err: err}
+}
+
+// Markf is Mark of fmt.Errorf(format, args...).
+func Markf(k error, format string, args ...any) error {
+	return Mark(k, fmt.Errorf(format, args...))
+}
+
+type marked struct {
+	kind error
+	err  error
+}
+
+func (m *marked) Error() string   { return m.err.Error() }
+func (m *marked) Unwrap() []error { return []error{m.err, m.kind} }
