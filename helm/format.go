@@ -28,10 +28,14 @@ type Format struct {
 	// repos reads classic repositories; one per process, so that one run
 	// reads each index.yaml once.
 	repos *RepoCache
+	// renders keeps what Expand rendered, by chart tree and settings
+	// (renderCache): Resolve expands a closure again after the images it
+	// added resolve, and the same trees render to the same images.
+	renders *renderCache
 }
 
 // New returns the Helm format.
-func New() Format { return Format{repos: NewRepoCache()} }
+func New() Format { return Format{repos: NewRepoCache(), renders: &renderCache{}} }
 
 var (
 	_ format.Reader              = Format{}
@@ -89,6 +93,9 @@ func (f Format) Configure(m *mirrorset.MirrorSet) (format.Format, error) {
 	}
 	if f.repos == nil {
 		f.repos = NewRepoCache()
+	}
+	if f.renders == nil {
+		f.renders = &renderCache{}
 	}
 	return f, nil
 }

@@ -6,12 +6,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/Masterminds/semver/v3"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/ociref"
@@ -83,11 +84,15 @@ func (f Format) Expand(_ context.Context, g *resolve.Graph) (resolve.Expansion, 
 		if !ok || (childOfChart[id] && !roots[id]) {
 			continue
 		}
-		tree, err := f.assemble(g, p, nil)
-		if err != nil {
-			return exp, err
-		}
-		deps, warnings, err := f.images(tree, f.values[cd.chart.Name()])
+		vals := f.values[cd.chart.Name()]
+		key := treeKey(g, p, 0) + "\x00" + fmt.Sprint(vals, f.Settings.ImagePaths, f.Settings.Exclude)
+		deps, warnings, err := f.renders.get(key, func() ([]format.Dependency, []string, error) {
+			tree, err := f.assemble(g, p, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			return f.images(tree, vals)
+		})
 		if err != nil {
 			return exp, err
 		}
@@ -104,15 +109,15 @@ func (f Format) Expand(_ context.Context, g *resolve.Graph) (resolve.Expansion, 
 		// input (exit 2), as every input file's errors are.
 		ch, err := loadLocal(c.Path)
 		if err != nil {
-			return exp, exitcode.BadInput("%s[%d]: chart %s: %w", KeyCharts, i, c.Path, err)
+			return exp, errkind.Markf(errkind.BadInput, "%s[%d]: chart %s: %w", KeyCharts, i, c.Path, err)
 		}
 		tree, err := f.assembleLocal(g, ch, localDir(c.Path), nil)
 		if err != nil {
-			return exp, exitcode.BadInput("%s: %w", c.Path, err)
+			return exp, errkind.Markf(errkind.BadInput, "%s: %w", c.Path, err)
 		}
 		deps, warnings, err := f.images(tree, f.values[localValuesKey(c.Path)])
 		if err != nil {
-			return exp, exitcode.BadInput("%s: %w", c.Path, err)
+			return exp, errkind.Markf(errkind.BadInput, "%s: %w", c.Path, err)
 		}
 		exp.Warnings = append(exp.Warnings, warnings...)
 		for _, d := range deps {
@@ -136,13 +141,7 @@ func (f Format) assemble(g *resolve.Graph, p *resolve.Package, chain []string) (
 	out := copyChartTree(cd.chart)
 	added := map[string]bool{}
 	for _, d := range cd.deps {
-		var target *resolve.Package
-		for _, e := range p.Dependencies {
-			if e.Name == d.dep.Name && e.Ref == d.ref && e.Constraint == d.constraint {
-				target = g.Packages[e.Target]
-				break
-			}
-		}
+		target := resolvedDependency(g, p, d)
 		if target == nil {
 			// Replaced by a package that is not a chart, or left out by
 			// `use`: nothing of it can be rendered here.
@@ -314,4 +313,69 @@ func loadLocal(path string) (*chart.Chart, error) {
 		return loader.LoadDir(dir)
 	}
 	return loader.LoadFile(path)
+}
+
+// renderCache holds the images of chart trees rendered in this process,
+// by treeKey and the settings they were rendered with.
+type renderCache struct {
+	mu sync.Mutex
+	m  map[string]renderResult
+}
+
+type renderResult struct {
+	deps     []format.Dependency
+	warnings []string
+}
+
+// get returns the result cached under key, or renders it; a failure is
+// not kept. A nil cache renders every time.
+func (c *renderCache) get(key string, render func() ([]format.Dependency, []string, error)) ([]format.Dependency, []string, error) {
+	if c == nil {
+		return render()
+	}
+	c.mu.Lock()
+	r, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return r.deps, r.warnings, nil
+	}
+	deps, warnings, err := render()
+	if err != nil {
+		return nil, nil, err
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string]renderResult{}
+	}
+	c.m[key] = renderResult{deps, warnings}
+	c.mu.Unlock()
+	return deps, warnings, nil
+}
+
+// treeKey names the tree assemble builds for p: every chart in it by
+// source and digest, nested as assemble nests them.
+func treeKey(g *resolve.Graph, p *resolve.Package, depth int) string {
+	key := p.Source + "@" + p.Descriptor.Digest.String()
+	cd, ok := p.Meta.Data.(*chartData)
+	if !ok || depth > 32 {
+		return key
+	}
+	var subs []string
+	for _, d := range cd.deps {
+		if t := resolvedDependency(g, p, d); t != nil {
+			subs = append(subs, treeKey(g, t, depth+1))
+		}
+	}
+	return key + "(" + strings.Join(subs, ",") + ")"
+}
+
+// resolvedDependency returns the package of g the Chart.yaml dependency
+// d of chart p resolved to (the edge its reader declared for it), or nil.
+func resolvedDependency(g *resolve.Graph, p *resolve.Package, d declaredDependency) *resolve.Package {
+	for _, e := range p.Dependencies {
+		if e.Name == d.dep.Name && e.Ref == d.ref && e.Constraint == d.constraint {
+			return g.Packages[e.Target]
+		}
+	}
+	return nil
 }
