@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/internal/charttest"
 	"github.com/ferryhq/ferry/internal/clitest"
@@ -50,7 +51,6 @@ var realworldDisabled = map[string][]string{
 // locked.
 func TestRealworldChartsLockOffline(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	archives, err := realworldhelm.Load(filepath.Join("..", "..", "testdata", "realworld", "helm"))
 	if err != nil {
 		t.Fatal(err)
@@ -115,17 +115,7 @@ func TestRealworldChartsLockOffline(t *testing.T) {
 	wantCharts = slices.Compact(wantCharts)
 	// Every image, at its public name's place in the mirror.
 	hostPath := map[string]string{"docker.io": "dockerhub", "quay.io": "quay", "ghcr.io": "ghcr", "registry.k8s.io": "k8s"}
-	for i, img := range wantImages {
-		ref, _ := ociref.Parse(img)
-		repo := registrytest.Repository(t, c, mir.Host+"/"+hostPath[ref.Registry]+"/"+strings.TrimPrefix(ref.Repo(), ref.Registry+"/"))
-		desc, err := fixture.PushImage(ctx, repo, fmt.Sprintf("realworld-%d", i), 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := repo.Tag(ctx, desc, ref.Tag); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pushMirroredImages(t, c, mir.Host, hostPath, wantImages, "realworld")
 
 	env := clitest.New(t)
 	var y strings.Builder
@@ -199,3 +189,26 @@ func helmClosure(t *testing.T, archives []realworldhelm.Archive, a realworldhelm
 
 // chartName is the last element of a chart's source.
 func chartName(source string) string { return source[strings.LastIndex(source, "/")+1:] }
+
+// pushMirroredImages pushes a small image for every public reference in
+// images, tagged as the reference is, at its place in the mirror host:
+// HOST/hostPath[REGISTRY]/PATH, as a `mirrors:` entry REGISTRY:
+// HOST/hostPath[REGISTRY] maps it. seed tells the images apart.
+func pushMirroredImages(t *testing.T, c *client.Client, host string, hostPath map[string]string, images []string, seed string) {
+	t.Helper()
+	ctx := context.Background()
+	for i, img := range images {
+		ref, err := ociref.Parse(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		repo := registrytest.Repository(t, c, host+"/"+hostPath[ref.Registry]+"/"+strings.TrimPrefix(ref.Repo(), ref.Registry+"/"))
+		desc, err := fixture.PushImage(ctx, repo, fmt.Sprintf("%s-%d", seed, i), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := repo.Tag(ctx, desc, ref.Tag); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

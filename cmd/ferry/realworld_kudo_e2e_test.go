@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -20,11 +19,9 @@ import (
 
 	"github.com/ferryhq/ferry/indexrepo/indexrepotest"
 	"github.com/ferryhq/ferry/internal/clitest"
-	"github.com/ferryhq/ferry/internal/fixture"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/kudo"
 	"github.com/ferryhq/ferry/lock"
-	"github.com/ferryhq/ferry/ociref"
 )
 
 // kudoCommunity is the KUDO community repository, the default of
@@ -127,7 +124,6 @@ var realworldKudoOperators = []struct {
 // plan's order, zookeeper first; instanceName under the parent).
 func TestRealworldKudoLockOffline(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	ents, err := os.ReadDir(realworldKudoDir)
 	if err != nil {
 		t.Fatal(err)
@@ -170,20 +166,7 @@ func TestRealworldKudoLockOffline(t *testing.T) {
 	wantImages = slices.Compact(wantImages)
 	slices.Sort(wantOps)
 	wantOps = slices.Compact(wantOps)
-	for i, img := range wantImages {
-		ref, err := ociref.Parse(img)
-		if err != nil {
-			t.Fatal(err)
-		}
-		repo := registrytest.Repository(t, c, mir.Host+"/"+hostPath[ref.Registry]+"/"+strings.TrimPrefix(ref.Repo(), ref.Registry+"/"))
-		desc, err := fixture.PushImage(ctx, repo, fmt.Sprintf("kudo-realworld-%d", i), 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := repo.Tag(ctx, desc, ref.Tag); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pushMirroredImages(t, c, mir.Host, hostPath, wantImages, "kudo-realworld")
 
 	env := clitest.New(t)
 	var y strings.Builder
