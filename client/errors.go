@@ -222,6 +222,21 @@ func (a *authClient) do(req *http.Request) (*http.Response, error) {
 		}
 		return nil, redact.Error(err)
 	}
+	// A registry out of room refuses with 507, 413, or a 500 or 403
+	// naming the disk or the quota (Harbor's quota is a 403 DENIED): that
+	// is no credential problem, and no retry helps.
+	if se := storageError(req, resp); se != nil {
+		discard(resp)
+		return nil, se
+	}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		// The transport's retries are spent (or the request, a blob's
+		// content, could not be sent again): the caller retries the
+		// operation, honouring Retry-After, or reports the limit.
+		defer resp.Body.Close()
+		return nil, &RateLimitError{Host: req.URL.Host, Method: req.Method, Path: req.URL.EscapedPath(),
+			Limit: rateLimit(resp), Err: parseErrorResponse(req, resp)}
+	}
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		defer resp.Body.Close()
 		return nil, &AuthError{Host: req.URL.Host, Method: req.Method, Path: req.URL.Path,

@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"oras.land/oras-go/v2/registry/remote/errcode"
-
-	"github.com/ferryhq/ferry/redact"
 )
 
 // RetryPolicy bounds how a failed operation is tried again: at most
@@ -30,14 +28,19 @@ type RetryPolicy struct {
 	MaxTime time.Duration
 	// Backoff is the wait before the second try (default 200ms).
 	Backoff time.Duration
-	// MaxBackoff caps one wait, Retry-After included (default 10s).
+	// MaxBackoff caps one wait of the backoff (default 10s).
 	MaxBackoff time.Duration
-	// Log, when set, gets one debug line per retry.
+	// MaxRetryAfter caps the wait a registry's Retry-After asks for
+	// (default DefaultMaxRetryAfter, 60s).
+	MaxRetryAfter time.Duration
+	// Log, when set, gets one info line per retry: "retrying METHOD
+	// HOST/PATH (2 of 6): STATUS", without query or credentials.
 	Log *slog.Logger
 }
 
 // DefaultRetryPolicy is what a zero RetryPolicy means.
-var DefaultRetryPolicy = RetryPolicy{Attempts: 6, MaxTime: 2 * time.Minute, Backoff: 200 * time.Millisecond, MaxBackoff: 10 * time.Second}
+var DefaultRetryPolicy = RetryPolicy{Attempts: 6, MaxTime: 2 * time.Minute, Backoff: 200 * time.Millisecond, MaxBackoff: 10 * time.Second,
+	MaxRetryAfter: DefaultMaxRetryAfter}
 
 // withDefaults fills zero fields from DefaultRetryPolicy.
 func (p RetryPolicy) withDefaults() RetryPolicy {
@@ -54,17 +57,20 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	if p.MaxBackoff <= 0 {
 		p.MaxBackoff = d.MaxBackoff
 	}
+	if p.MaxRetryAfter <= 0 {
+		p.MaxRetryAfter = d.MaxRetryAfter
+	}
 	return p
 }
 
 // Wait returns how long to wait before try number attempt+1 (attempt
 // counts from 0 for the first retry): Backoff doubled per attempt, plus up
 // to half again of jitter, capped at MaxBackoff. A positive retryAfter (a
-// registry's Retry-After) replaces it, still capped.
+// registry's Retry-After) replaces it, capped at MaxRetryAfter.
 func (p RetryPolicy) Wait(attempt int, retryAfter time.Duration) time.Duration {
 	p = p.withDefaults()
 	if retryAfter > 0 {
-		return min(retryAfter, p.MaxBackoff)
+		return min(retryAfter, p.MaxRetryAfter)
 	}
 	w := p.Backoff << min(attempt, 20)
 	w += time.Duration(rand.Int64N(int64(w)/2 + 1))
@@ -72,8 +78,8 @@ func (p RetryPolicy) Wait(attempt int, retryAfter time.Duration) time.Duration {
 }
 
 // Do calls op until it succeeds, returns an error IsTransient refuses, or
-// the policy is spent; what names the operation in debug lines. The last
-// error is returned.
+// the policy is spent; what names the operation in retry lines. A
+// *RateLimitError's Retry-After is honoured. The last error is returned.
 func (p RetryPolicy) Do(ctx context.Context, what string, op func() error) error {
 	return p.retry(ctx, what, func() (time.Duration, error) { return 0, op() })
 }
@@ -89,13 +95,20 @@ func (p RetryPolicy) retry(ctx context.Context, what string, op func() (time.Dur
 		if err == nil || !IsTransient(err) || attempt+1 >= p.Attempts {
 			return err
 		}
+		var rl *RateLimitError
+		if after <= 0 && errors.As(err, &rl) {
+			after = rl.Limit.RetryAfter
+		}
 		wait := p.Wait(attempt, after)
 		if time.Since(start)+wait > p.MaxTime {
 			return err
 		}
 		if p.Log != nil {
-			p.Log.Debug("retrying", "op", what, "attempt", attempt+2, "of", p.Attempts,
-				"wait", wait.Round(time.Millisecond), "error", redact.Error(err).Error())
+			// One line a user sees at the default level: what is sent
+			// again, which try it is and why, never a query (an upload's
+			// _state), a header or a credential.
+			p.Log.Info(fmt.Sprintf("retrying %s (%d of %d): %s", retrySubject(what, err), attempt+2, p.Attempts, retryReason(err)),
+				"wait", wait.Round(time.Millisecond))
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -134,6 +147,10 @@ func IsTransient(err error) bool {
 	}
 	var ae *AuthError
 	if errors.As(err, &ae) {
+		return false
+	}
+	var se0 *StorageError
+	if errors.As(err, &se0) {
 		return false
 	}
 	var er *errcode.ErrorResponse
@@ -177,17 +194,25 @@ var transientMessages = []string{
 // transientStatus reports whether an HTTP status may go away with time:
 // 408, 429 and 5xx.
 // 501 Not Implemented says the server does not do what was asked (a web
-// server that is no registry answers it): asking again cannot help.
+// server that is no registry answers it), and 507 Insufficient Storage
+// that it has no room: asking again cannot help.
 func transientStatus(code int) bool {
-	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || (code >= 500 && code != http.StatusNotImplemented)
+	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests ||
+		(code >= 500 && code != http.StatusNotImplemented && code != http.StatusInsufficientStorage)
 }
 
 // statusError is a response the transport retried for its status; it
 // never leaves package client (the last response is returned as is).
 type statusError struct {
 	code int
+	// limit is what a 429 or 503 said of the registry's rate limit.
+	limit RateLimit
 }
 
 func (e *statusError) Error() string {
-	return fmt.Sprintf("%d %s", e.code, http.StatusText(e.code))
+	s := fmt.Sprintf("%d %s", e.code, http.StatusText(e.code))
+	if l := e.limit.String(); l != "" {
+		s += " (" + l + ")"
+	}
+	return s
 }

@@ -47,7 +47,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp *http.Response
 		sent int
 	)
-	err := t.policy.retry(ctx, req.Method+" "+logURL(req), func() (time.Duration, error) {
+	err := t.policy.retry(ctx, req.Method+" "+req.URL.Host+req.URL.EscapedPath(), func() (time.Duration, error) {
 		if resp != nil {
 			discard(resp)
 			resp = nil
@@ -68,7 +68,13 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp = rs
 		if transientStatus(rs.StatusCode) {
-			return retryAfter(rs), &statusError{code: rs.StatusCode}
+			if _, full := outOfStorage(rs); full {
+				// A full disk answers 500: not transient. The answer
+				// goes up as it is; authClient makes it a
+				// *StorageError.
+				return 0, nil
+			}
+			return retryAfter(rs), &statusError{code: rs.StatusCode, limit: rateLimit(rs)}
 		}
 		if err := buffer(req, rs); err != nil {
 			resp = nil
@@ -317,7 +323,7 @@ func (b *resumeBody) resume() error {
 			}
 		default:
 			discard(resp)
-			return retryAfter(resp), &statusError{code: resp.StatusCode}
+			return retryAfter(resp), &statusError{code: resp.StatusCode, limit: rateLimit(resp)}
 		}
 		return 0, nil
 	})

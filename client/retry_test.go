@@ -262,12 +262,12 @@ func TestWrites(t *testing.T) {
 			if sent != tt.sent {
 				t.Errorf("sent %d times, want %d", sent, tt.sent)
 			}
-			retries := strings.Count(logs.String(), "msg=retrying")
+			retries := strings.Count(logs.String(), `msg="retrying `)
 			if want := tt.sent - 1; retries != want {
 				t.Errorf("%d retry log lines, want %d:\n%s", retries, want, logs.String())
 			}
 			for _, line := range strings.Split(logs.String(), "\n") {
-				if strings.Contains(line, "msg=retrying") && (strings.Contains(line, "?") || !strings.Contains(line, reg.Host+"/v2/w/blob/")) {
+				if strings.Contains(line, `msg="retrying `) && (strings.Contains(line, "?") || !strings.Contains(line, reg.Host+"/v2/w/blob/")) {
 					t.Errorf("retry log line without the URL or with a query: %s", line)
 				}
 			}
@@ -275,7 +275,7 @@ func TestWrites(t *testing.T) {
 	}
 }
 
-// TestRetryPolicyOptions: Retry-After is honoured up to MaxBackoff (an hour
+// TestRetryPolicyOptions: Retry-After is honoured up to MaxRetryAfter (an hour
 // asked for does not hang the test), and Attempts 1 sends once.
 func TestRetryPolicyOptions(t *testing.T) {
 	ctx := context.Background()
@@ -294,9 +294,9 @@ func TestRetryPolicyOptions(t *testing.T) {
 		ok     bool
 		sent   int
 	}{
-		{"Retry-After seconds capped", client.RetryPolicy{MaxBackoff: time.Millisecond},
+		{"Retry-After seconds capped", client.RetryPolicy{MaxRetryAfter: time.Millisecond},
 			status(http.StatusTooManyRequests, "Retry-After", "3600"), true, 2},
-		{"Retry-After date capped", client.RetryPolicy{MaxBackoff: time.Millisecond},
+		{"Retry-After date capped", client.RetryPolicy{MaxRetryAfter: time.Millisecond},
 			status(http.StatusServiceUnavailable, "Retry-After", time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)), true, 2},
 		{"408", client.RetryPolicy{Backoff: time.Millisecond}, status(http.StatusRequestTimeout), true, 2},
 		{"no retries", client.RetryPolicy{Attempts: 1}, status(http.StatusServiceUnavailable), false, 1},

@@ -32,7 +32,8 @@ type Kind string
 
 // The kinds of fault. Status500, Status502, Status503, TooManyRequests,
 // Reset and Stall apply to every request; ShortBody to GET requests (the
-// responses with bodies); AfterWrite to POST, PUT and PATCH requests.
+// responses with bodies); AfterWrite to POST, PUT and PATCH requests; the
+// refusals (RefusalKinds) to PUT and PATCH requests.
 const (
 	// Status500 answers 500 Internal Server Error without forwarding.
 	Status500 Kind = "500"
@@ -56,9 +57,35 @@ const (
 	AfterWrite Kind = "502-after-write"
 )
 
-// AllKinds returns every Kind, in a fixed order.
+// The refusals of a registry with no room, answered to the writes that
+// carry content (PUT and PATCH) without forwarding them. They are not
+// transient: a client should stop at the first, not retry. They are not in
+// AllKinds; RefusalKinds lists them.
+const (
+	// DiskFull answers 500 with the body distribution sends when its
+	// storage driver cannot write (registry/handlers/blobupload.go:
+	// errcode.ErrorCodeUnknown.WithDetail(err.Error()) of the failed
+	// copy, "… no space left on device").
+	DiskFull Kind = "disk-full"
+	// Quota answers 403 DENIED with Harbor's quota message
+	// (src/controller/quota/controller.go reserveResources: "Quota
+	// exceeded when processing the request of …").
+	Quota Kind = "quota"
+	// InsufficientStorage answers 507 Insufficient Storage (RFC 4918).
+	InsufficientStorage Kind = "507"
+	// TooLarge answers 413 Content Too Large.
+	TooLarge Kind = "413"
+)
+
+// AllKinds returns every transient Kind, in a fixed order.
 func AllKinds() []Kind {
 	return []Kind{Status500, Status502, Status503, TooManyRequests, Reset, ShortBody, Stall, AfterWrite}
+}
+
+// RefusalKinds returns the kinds that refuse a write for want of room,
+// in a fixed order.
+func RefusalKinds() []Kind {
+	return []Kind{DiskFull, Quota, InsufficientStorage, TooLarge}
 }
 
 // applies reports whether k can be injected into a request of method.
@@ -68,9 +95,28 @@ func (k Kind) applies(method string) bool {
 		return method == http.MethodGet
 	case AfterWrite:
 		return method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch
+	case DiskFull, Quota, InsufficientStorage, TooLarge:
+		return method == http.MethodPut || method == http.MethodPatch
 	}
 	return true
 }
+
+// The bodies of the refusals.
+const (
+	// DiskFullBody is distribution's answer to a write its filesystem
+	// driver could not make.
+	DiskFullBody = `{"errors":[{"code":"UNKNOWN","message":"unknown error","detail":"write /var/lib/registry/docker/registry/v2/repositories/_uploads/data: no space left on device"}]}`
+	// QuotaBody is Harbor's answer to a push over a project's quota.
+	QuotaBody = `{"errors":[{"code":"DENIED","message":"Quota exceeded when processing the request of adding 1.0 MiB of storage resource, which when updated to current usage of 10.0 MiB will exceed the configured upper limit of 10.0 MiB."}]}`
+)
+
+// Docker Hub's rate-limit headers, sent with 429 answers when
+// Options.RateLimitHeaders is set (docs.docker.com/docker-hub/usage/pulls).
+const (
+	RateLimitLimit     = "100;w=21600"
+	RateLimitRemaining = "0;w=21600"
+	RateLimitSource    = "192.0.2.1"
+)
 
 // Default stall range and Retry-After, the figures of the fault benchmark.
 const (
@@ -95,6 +141,13 @@ type Options struct {
 	// StallMin and StallMax bound a stall. Zero is DefaultStallMin and
 	// DefaultStallMax.
 	StallMin, StallMax time.Duration
+	// RetryAfterDate sends a 429's Retry-After as an HTTP date (RFC 9110
+	// 10.2.3) rather than in seconds.
+	RetryAfterDate bool
+	// RateLimitHeaders sends Docker Hub's rate-limit headers
+	// (RateLimit-Limit, RateLimit-Remaining, Docker-RateLimit-Source)
+	// with a 429.
+	RateLimitHeaders bool
 }
 
 // Stats counts what an Injector saw and did.
@@ -135,6 +188,11 @@ func (s Stats) String() string {
 	for _, k := range AllKinds() {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, s.ByKind[k]))
 	}
+	for _, k := range RefusalKinds() {
+		if s.ByKind[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, s.ByKind[k]))
+		}
+	}
 	return fmt.Sprintf("%d faults in %d requests (%s; %d stalls abandoned by the client)", s.Faults, s.Requests, strings.Join(parts, ", "), s.Abandoned)
 }
 
@@ -171,6 +229,9 @@ func New(opts Options) *Injector {
 		ra = strconv.Itoa(int(DefaultRetryAfter / time.Second))
 	case opts.RetryAfter > 0:
 		ra = strconv.FormatInt(int64((opts.RetryAfter+time.Second-1)/time.Second), 10)
+	}
+	if opts.RetryAfter == 0 {
+		opts.RetryAfter = DefaultRetryAfter
 	}
 	in := &Injector{
 		opts:       opts,
@@ -273,7 +334,18 @@ func (in *Injector) Wrap(next http.Handler) http.Handler {
 			code, _ := strconv.Atoi(string(d.kind))
 			fail(cw, code, "injected fault: "+http.StatusText(code))
 		case TooManyRequests:
-			cw.Header().Set("Retry-After", in.retryAfter)
+			ra := in.retryAfter
+			if in.opts.RetryAfterDate {
+				// An HTTP date has whole seconds: one more than asked,
+				// so that the wait is never shorter.
+				ra = time.Now().Add(max(in.opts.RetryAfter, 0) + time.Second).UTC().Format(http.TimeFormat)
+			}
+			cw.Header().Set("Retry-After", ra)
+			if in.opts.RateLimitHeaders {
+				cw.Header().Set("RateLimit-Limit", RateLimitLimit)
+				cw.Header().Set("RateLimit-Remaining", RateLimitRemaining)
+				cw.Header().Set("Docker-RateLimit-Source", RateLimitSource)
+			}
 			cw.Header().Set("Content-Type", "application/json")
 			cw.WriteHeader(http.StatusTooManyRequests)
 			_, _ = io.WriteString(cw, `{"errors":[{"code":"TOOMANYREQUESTS","message":"injected fault: too many requests"}]}`+"\n")
@@ -301,8 +373,32 @@ func (in *Injector) Wrap(next http.Handler) http.Handler {
 		case AfterWrite:
 			next.ServeHTTP(&discardWriter{h: http.Header{}}, r)
 			fail(cw, http.StatusBadGateway, "injected fault: the upstream answer was lost")
+		case DiskFull:
+			refuse(cw, r, http.StatusInternalServerError, DiskFullBody)
+		case Quota:
+			refuse(cw, r, http.StatusForbidden, QuotaBody)
+		case InsufficientStorage:
+			refuse(cw, r, http.StatusInsufficientStorage, "")
+		case TooLarge:
+			refuse(cw, r, http.StatusRequestEntityTooLarge, "")
 		}
 	})
+}
+
+// refuse drains the request's content, as a registry that reads it and
+// fails to store it does, and answers code with body (JSON), or with the
+// status text when body is empty.
+func refuse(w http.ResponseWriter, r *http.Request, code int, body string) {
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+	}
+	if body == "" {
+		fail(w, code, http.StatusText(code))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = io.WriteString(w, body+"\n")
 }
 
 func fail(w http.ResponseWriter, code int, msg string) {
