@@ -220,7 +220,15 @@ func (a *authClient) do(req *http.Request) (*http.Response, error) {
 			return nil, &AuthError{Host: req.URL.Host, Method: req.Method, Path: req.URL.Path,
 				StatusCode: http.StatusUnauthorized, Err: err, ConfigPath: a.configPath}
 		}
-		return nil, redact.Error(err)
+		return nil, redact.Error(withoutQuery(err))
+	}
+	if resp.StatusCode >= 400 && resp.Request != nil && resp.Request.URL.RawQuery != "" {
+		// oras-go names the request's URL in its error
+		// (errutil.ParseErrorResponse: resp.Request.URL): without its
+		// query, which holds an upload session's _state token.
+		r := *resp.Request
+		r.URL = stripURL(resp.Request)
+		resp.Request = &r
 	}
 	// A registry out of room refuses with 507, 413, or a 500 or 403
 	// naming the disk or the quota (Harbor's quota is a 403 DENIED): that
@@ -270,6 +278,20 @@ func parseErrorResponse(req *http.Request, resp *http.Response) error {
 		er.Errors = doc.Errors
 	}
 	return er
+}
+
+// withoutQuery drops the query (an upload session's _state token, a
+// digest) and userinfo from the URL a *url.Error names: net/http quotes
+// the whole URL ("Put \"http://host/v2/…/blobs/uploads/ID?_state=…\": …").
+func withoutQuery(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil {
+			u.RawQuery, u.User, u.ForceQuery = "", nil, false
+			ue.URL = u.String()
+		}
+	}
+	return err
 }
 
 // stripURL returns req's URL without userinfo or query.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -246,6 +247,10 @@ func retryReason(err error) string {
 		}
 		return redact.String(s)
 	}
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		return redact.Error(ue.Err).Error()
+	}
 	return redact.Error(err).Error()
 }
 
@@ -260,6 +265,13 @@ func retrySubject(what string, err error) string {
 	var rl *RateLimitError
 	if errors.As(err, &rl) && !strings.HasPrefix(what, rl.Method+" ") {
 		return rl.Method + " " + rl.Host + rl.Path + " (" + what + ")"
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		method := strings.ToUpper(ue.Op)
+		if u, perr := url.Parse(ue.URL); perr == nil && !strings.HasPrefix(what, method+" ") {
+			return method + " " + u.Host + u.EscapedPath() + " (" + what + ")"
+		}
 	}
 	return what
 }

@@ -284,7 +284,7 @@ func (b *resumeBody) resume() error {
 	if b.end >= 0 {
 		rng += strconv.FormatInt(b.end, 10)
 	}
-	what := "resume " + b.req.Method + " " + logURL(b.req) + " at byte " + strconv.FormatInt(b.n, 10)
+	what := b.req.Method + " " + b.req.URL.Host + b.req.URL.EscapedPath() + " from byte " + strconv.FormatInt(b.n, 10)
 	if p.Log != nil {
 		p.Log.Debug("resuming", "op", what, "error", redact.Error(cause).Error())
 	}
