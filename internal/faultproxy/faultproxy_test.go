@@ -104,6 +104,7 @@ func fresh(timeout time.Duration) *http.Client {
 type outcome struct {
 	status     int
 	retryAfter string
+	header     http.Header
 	body       int
 	err        error
 }
@@ -127,7 +128,7 @@ func do(t *testing.T, c *http.Client, method, url string, body []byte) outcome {
 	}
 	defer resp.Body.Close()
 	n, err := io.Copy(io.Discard, resp.Body)
-	return outcome{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: int(n), err: err}
+	return outcome{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), header: resp.Header, body: int(n), err: err}
 }
 
 // withDigest adds the digest parameter that completes an upload.
@@ -170,6 +171,23 @@ func TestKinds(t *testing.T) {
 		{name: "502 after write", opts: Options{Kinds: []Kind{AfterWrite}}, upload: true, reached: true, check: wantStatus(502), faults: 1},
 		{name: "after write never on GET", opts: Options{Kinds: []Kind{AfterWrite}}, method: http.MethodGet, reached: true, check: wantStatus(200)},
 		{name: "rate 0", opts: Options{Rate: 0}, method: http.MethodGet, reached: true, check: wantStatus(200)},
+		{name: "429 as a date, Docker Hub headers", opts: Options{Kinds: []Kind{TooManyRequests}, RetryAfter: 2 * time.Second, RetryAfterDate: true, RateLimitHeaders: true},
+			method: http.MethodGet, faults: 1, check: func(t *testing.T, o outcome) {
+				at, err := http.ParseTime(o.retryAfter)
+				if o.status != http.StatusTooManyRequests || err != nil || time.Until(at) < time.Second || time.Until(at) > 4*time.Second {
+					t.Errorf("got status %d, Retry-After %q (%v); want 429 with a date 2 to 3 s ahead", o.status, o.retryAfter, err)
+				}
+				for h, v := range map[string]string{"RateLimit-Limit": RateLimitLimit, "RateLimit-Remaining": RateLimitRemaining, "Docker-RateLimit-Source": RateLimitSource} {
+					if got := o.header.Get(h); got != v {
+						t.Errorf("%s: %q, want %q", h, got, v)
+					}
+				}
+			}},
+		{name: "disk full", opts: Options{Kinds: []Kind{DiskFull}}, upload: true, check: wantStatus(500), faults: 1},
+		{name: "quota", opts: Options{Kinds: []Kind{Quota}}, upload: true, check: wantStatus(403), faults: 1},
+		{name: "507", opts: Options{Kinds: []Kind{InsufficientStorage}}, upload: true, check: wantStatus(507), faults: 1},
+		{name: "413", opts: Options{Kinds: []Kind{TooLarge}}, upload: true, check: wantStatus(413), faults: 1},
+		{name: "refusals never on GET", opts: Options{Kinds: RefusalKinds()}, method: http.MethodGet, reached: true, check: wantStatus(200)},
 	}
 	// One registry for every case (each has its own proxy): stopping a
 	// registry can take seconds.
