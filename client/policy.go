@@ -122,8 +122,9 @@ func (p RetryPolicy) retry(ctx context.Context, what string, op func() (time.Dur
 
 // IsTransient reports whether err may go away if the operation is tried
 // again: a connection reset or refused mid-run, a broken pipe, a body cut
-// short, a timeout, or a registry answer with status 408, 429 or 5xx.
-// Certificate problems, refused credentials, cancellation and every other
+// short, a timeout, or a registry answer with status 408, 429 or 5xx
+// (but 501 and 507). Certificate problems, refused credentials, a
+// registry out of room (*StorageError), cancellation and every other
 // registry answer are permanent.
 func IsTransient(err error) bool {
 	if err == nil {
