@@ -6,8 +6,12 @@
 //
 // Certificate problems come back as *TLSError (naming the host and the
 // reason, never retried); a registry refusing credentials comes back as
-// *AuthError (naming the host, containing "unauthorized"). No error carries
-// a password, token or Authorization header value.
+// *AuthError (naming the host, containing "unauthorized"); a registry out
+// of room (disk full, quota, 507, 413) as *StorageError, never retried; a
+// rate limit still in force once the retries are spent as *RateLimitError
+// (naming Docker Hub's rate-limit headers). No error carries a password,
+// token, Authorization header value or an upload's _state. Each retry is
+// one info line: "retrying METHOD HOST/PATH (2 of 6): STATUS".
 package client
 
 import (
