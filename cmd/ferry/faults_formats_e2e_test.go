@@ -48,8 +48,10 @@ var retryLineRE = regexp.MustCompile(`msg="retrying ([A-Z]+ [^ /]+/v2/\S*)?.* \(
 // Configuration and the Provider it depends on, a Helm chart and the image
 // it deploys, a KUDO operator and its image, and a plain image — with
 // every registry and HTTP source behind a fault-injecting proxy, for ten
-// seeds: the first run of lock, mirror --to, verify --deep and install
-// must each succeed; every blob in the mirror must be intact; retries
+// seeds: the first run of lock, mirror --to, verify --deep, install,
+// mirror --to-archive, mirror --from-archive into a private registry and
+// install from it must each succeed; every blob in the mirrors and the
+// install must be intact; retries
 // must show at the default log level as "retrying … (N of 6): …"; no
 // output may show an upload token (_state=) or a credential.
 func TestFaultsAllFormats(t *testing.T) {
@@ -114,6 +116,8 @@ func allFormatsRun(t *testing.T, seed uint64) (faultproxy.Stats, []string) {
 	}
 	srcP := proxy(src.Host, 1)
 	mirrorP := proxy(mirror.Host, 2)
+	private := registrytest.New(t)
+	privateP := proxy(private.Host, 5)
 	feed := mixintest.NewFeed(t, mixintest.Options{Mixins: []string{"exec"}, Versions: []string{"v1.2.3"}, Platforms: []string{"linux/amd64"}})
 	feedP := proxy(strings.TrimPrefix(feed.Base, "http://"), 3)
 
@@ -208,9 +212,10 @@ platforms: [linux/amd64]
 	var lines []string
 	named := 0
 	secrets := []string{"_state=", allFormatsPassword, auth, "Authorization", "Basic "}
-	first := func(args ...string) {
+	config := env.Path("docker/config.json")
+	first := func(env *clitest.Env, args ...string) {
 		t.Helper()
-		args = append(args, "--read-timeout", allFormatsReadTimeout, "--registry-config", env.Path("docker/config.json"))
+		args = append(args, "--read-timeout", allFormatsReadTimeout, "--registry-config", config)
 		began := time.Now()
 		r := env.Run(args...)
 		out := r.Stdout + r.Stderr
@@ -243,7 +248,7 @@ platforms: [linux/amd64]
 		return st
 	}
 
-	first("lock")
+	first(env, "lock")
 	l := e2eReadLock(t, env, "ferry.lock")
 	var kinds []string
 	for _, p := range l.Resolved() {
@@ -259,9 +264,19 @@ platforms: [linux/amd64]
 	if ms := mxMixinsOf(t, env); len(ms) != 1 {
 		t.Fatalf("seed %d: the lock holds mixins %v, want exec", seed, ms)
 	}
-	first("mirror", "--to", mirrorP.Addr+"/m", "-j", "4")
-	first("verify", "--deep")
-	first("install", "--dest", "out")
+	first(env, "mirror", "--to", mirrorP.Addr+"/m", "-j", "4")
+	first(env, "verify", "--deep")
+	first(env, "install", "--dest", "out")
+	// Across an air gap: the archive is written from the source, and
+	// imported into a private registry (mixins included: their import
+	// takes the same retrying path), which install then reads.
+	first(env, "mirror", "--to-archive", "closure.tar")
+	air := clitest.New(t)
+	if err := os.Rename(env.Path("closure.tar"), air.Path("closure.tar")); err != nil {
+		t.Fatal(err)
+	}
+	first(air, "mirror", "--from-archive", "closure.tar", "--to", privateP.Addr+"/p", "-j", "4")
+	first(air, "install", "--dest", "out")
 
 	// Afterwards, through a clean path: every blob the mirror stored is
 	// intact, and verify --deep passes.
@@ -272,10 +287,19 @@ platforms: [linux/amd64]
 	if len(lines) > 0 && named == 0 {
 		t.Errorf("seed %d: no retry line names its request (retrying METHOD HOST/v2/…):\n%s", seed, strings.Join(lines, "\n"))
 	}
-	faultsCheckBlobs(t, "mirror", filepath.Join(mirror.Root, "docker", "registry", "v2", "blobs"), "data")
-	env.Expect(0, []string{"verify", "--deep", "--registry-config", env.Path("docker/config.json")}, "re-hashed")
-	if _, err := os.Stat(env.Path("out/index.json")); err != nil {
-		t.Errorf("seed %d: install wrote no layout: %v", seed, err)
+	for name, reg := range map[string]*registrytest.Registry{"mirror": mirror, "private": private} {
+		faultsCheckBlobs(t, name, filepath.Join(reg.Root, "docker", "registry", "v2", "blobs"), "data")
+	}
+	faultsCheckBlobs(t, "install", air.Path("out/blobs"), "")
+	env.Expect(0, []string{"verify", "--deep", "--registry-config", config}, "re-hashed")
+	air.Expect(0, []string{"verify", "--deep", "--registry-config", config}, "re-hashed")
+	if ms := mxMixinsOf(t, air); len(ms) != 1 {
+		t.Errorf("seed %d: the imported lock holds mixins %v, want exec", seed, ms)
+	}
+	for _, e := range []*clitest.Env{env, air} {
+		if _, err := os.Stat(e.Path("out/index.json")); err != nil {
+			t.Errorf("seed %d: install wrote no layout: %v", seed, err)
+		}
 	}
 	return st, lines
 }
