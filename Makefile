@@ -4,7 +4,7 @@ BIN := bin/ferry
 # is what users run, and no test binary waits on gcc to link.
 export CGO_ENABLED ?= 0
 
-.PHONY: build test demo bench interop vet fmt fuzz tools goinstall dist
+.PHONY: build test demo bench interop vet fmt fuzz tools goinstall dist docs release
 
 # FUZZTIME is how long `make fuzz` runs each fuzz target; FUZZTIME_TEST how
 # long `make test` does, after the unit tests.
@@ -52,3 +52,9 @@ bench: build
 
 interop: build
 	bash scripts/interop.sh
+
+# docs regenerates docs/reference (Markdown, a page per command) and
+# docs/man (man pages) from the cobra tree; `make test` fails while they
+# are stale (TestDocs in cmd/ferry).
+docs:
+	FERRY_UPDATE_DOCS=1 $(GO) test -count=1 -run '^TestDocs$$' ./cmd/ferry
