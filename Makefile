@@ -44,6 +44,12 @@ dist:
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
+# release builds what a release publishes (scripts/release.sh): binaries,
+# SBOMs, SHA256SUMS, the container image as an OCI layout, and with
+# COSIGN_KEY, cosign signatures and a ferry archive of the signed image.
+release:
+	GO=$(GO) bash scripts/release.sh
+
 demo: build
 	bash scripts/demo.sh
 
