@@ -26,9 +26,10 @@ fmt:
 tools:
 	bash scripts/tools.sh
 
-# Every package's tests, with the fuzz binaries built and the go install
-# check run beside them, then each fuzz target briefly (scripts/test.sh).
-test: build vet fmt tools
+# Every package's tests, with the cosign tools and the fuzz binaries built
+# and the go install check run beside them, then each fuzz target briefly
+# (scripts/test.sh).
+test: build vet fmt
 	GO=$(GO) FUZZTIME=$(FUZZTIME_TEST) bash scripts/test.sh
 
 # goinstall checks that `go install github.com/ferryhq/ferry/cmd/ferry@VERSION`
