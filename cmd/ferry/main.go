@@ -108,7 +108,15 @@ mirror using only the lock.`,
 	// only its own error path defaults it to 2.
 	root.SuggestionsMinimumDistance = 2
 	// --log-level is checked before any command does anything.
-	root.PersistentPreRunE = func(c *cobra.Command, args []string) error { return g.checkLogLevel() }
+	// A --lock naming a lock artifact (oci://…) is pulled first; ferry
+	// lock --push-lock pushes the lock it wrote (lockartifact.go).
+	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		if err := g.checkLogLevel(); err != nil {
+			return err
+		}
+		return g.pullLockArtifact(c)
+	}
+	root.PersistentPostRunE = func(c *cobra.Command, args []string) error { return g.pushLockArtifact(c) }
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return exitcode.BadInput("%w (see %s --help)", err, c.CommandPath())
 	})
