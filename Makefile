@@ -4,7 +4,7 @@ BIN := bin/ferry
 # is what users run, and no test binary waits on gcc to link.
 export CGO_ENABLED ?= 0
 
-.PHONY: build test demo bench interop vet fmt fuzz tools goinstall dist
+.PHONY: build test demo bench interop vet fmt fuzz tools goinstall dist docs release
 
 # FUZZTIME is how long `make fuzz` runs each fuzz target; FUZZTIME_TEST how
 # long `make test` does, after the unit tests.
@@ -26,9 +26,10 @@ fmt:
 tools:
 	bash scripts/tools.sh
 
-# Every package's tests, with the fuzz binaries built and the go install
-# check run beside them, then each fuzz target briefly (scripts/test.sh).
-test: build vet fmt tools
+# Every package's tests, with the cosign tools and the fuzz binaries built
+# and the go install check run beside them, then each fuzz target briefly
+# (scripts/test.sh).
+test: build vet fmt
 	GO=$(GO) FUZZTIME=$(FUZZTIME_TEST) bash scripts/test.sh
 
 # goinstall checks that `go install github.com/ferryhq/ferry/cmd/ferry@VERSION`
@@ -44,6 +45,12 @@ dist:
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
+# release builds what a release publishes (scripts/release.sh): binaries,
+# SBOMs, SHA256SUMS, the container image as an OCI layout, and with
+# COSIGN_KEY, cosign signatures and a ferry archive of the signed image.
+release:
+	GO=$(GO) bash scripts/release.sh
+
 demo: build
 	bash scripts/demo.sh
 
@@ -52,3 +59,9 @@ bench: build
 
 interop: build
 	bash scripts/interop.sh
+
+# docs regenerates docs/reference (Markdown, a page per command) and
+# docs/man (man pages) from the cobra tree; `make test` fails while they
+# are stale (TestDocs in cmd/ferry).
+docs:
+	FERRY_UPDATE_DOCS=1 $(GO) test -count=1 -run '^TestDocs$$' ./cmd/ferry

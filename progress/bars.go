@@ -31,9 +31,12 @@ type BarsOptions struct {
 }
 
 // BarsReporter draws live progress on a terminal with mpb: a bar per large
-// blob (label, bytes done and total, rate, ETA) above one overall line
-// (packages done/total, blobs, mounts, skips, bytes, rate; while resolving:
-// packages read and queued, bytes read).
+// blob in transfer (label, bytes done and total, rate, ETA) above one
+// overall line (packages done/total, blobs, mounts, skips, bytes, rate,
+// and the large blobs waiting for a transfer slot; while resolving:
+// packages read and queued, bytes read). A blob gets its bar when its
+// first bytes arrive, not when it is queued: at -j 8 a closure of many
+// large blobs shows eight bars, not one per queued blob at 0 bytes.
 type BarsReporter struct {
 	p       *mpb.Progress
 	w       io.Writer
@@ -45,9 +48,17 @@ type BarsReporter struct {
 	pkgsTotal, pkgsDone, pkgsFailed atomic.Int64
 	blobs, mounted, skipped, bytes  atomic.Int64
 
-	mu     sync.Mutex
-	bars   map[string]*mpb.Bar
-	closed bool
+	mu      sync.Mutex
+	bars    map[string]*mpb.Bar
+	pending map[string]pendingBlob
+	closed  bool
+}
+
+// pendingBlob is a large blob started but not yet moving: its bar is made
+// with its first bytes.
+type pendingBlob struct {
+	label string
+	size  int64
 }
 
 // NewBars returns a BarsReporter drawing on w, which should be a terminal.
@@ -62,7 +73,7 @@ func NewBars(w io.Writer, o BarsOptions) *BarsReporter {
 	if o.Refresh > 0 {
 		opts = append(opts, mpb.WithRefreshRate(o.Refresh))
 	}
-	r := &BarsReporter{p: mpb.New(opts...), w: w, min: o.MinBarSize, phase: o.Phase, start: time.Now(), bars: map[string]*mpb.Bar{}}
+	r := &BarsReporter{p: mpb.New(opts...), w: w, min: o.MinBarSize, phase: o.Phase, start: time.Now(), bars: map[string]*mpb.Bar{}, pending: map[string]pendingBlob{}}
 	// The overall line has no filler and the lowest priority: it stays
 	// at the bottom, under the blob bars, and stays on screen at the end.
 	r.overall = r.p.New(0, mpb.NopStyle(), mpb.BarPriority(math.MaxInt),
@@ -77,6 +88,9 @@ func (r *BarsReporter) Overall(elapsed time.Duration) string {
 		PackagesDone: r.pkgsDone.Load(), PackagesTotal: r.pkgsTotal.Load(), PackagesFailed: r.pkgsFailed.Load(),
 		Blobs: r.blobs.Load(), Mounted: r.mounted.Load(), Skipped: r.skipped.Load(), Bytes: r.bytes.Load(),
 	}
+	r.mu.Lock()
+	c.Waiting = int64(len(r.pending))
+	r.mu.Unlock()
 	if r.phase == Resolution {
 		return ResolvingLine(c)
 	}
@@ -90,6 +104,9 @@ type Counts struct {
 	Blobs, Mounted, Skipped int64
 	// Bytes counts bytes read from the origin.
 	Bytes int64
+	// Waiting counts large blobs started but not yet moving (queued for
+	// one of the -j transfer slots, or waiting for a first byte).
+	Waiting int64
 }
 
 // OverallLine formats c as the overall line, with the average rate over
@@ -102,6 +119,9 @@ func OverallLine(c Counts, elapsed time.Duration) string {
 	s += fmt.Sprintf(" · blobs %d (%d mounted, %d skipped) · %s", c.Blobs, c.Mounted, c.Skipped, Bytes(c.Bytes))
 	if secs := elapsed.Seconds(); secs >= 0.5 && c.Bytes > 0 {
 		s += fmt.Sprintf(" · %s/s", Bytes(int64(float64(c.Bytes)/secs)))
+	}
+	if c.Waiting > 0 {
+		s += fmt.Sprintf(" · waiting %d", c.Waiting)
 	}
 	return s
 }
@@ -143,7 +163,9 @@ func (r *BarsReporter) PackageDone(_ string, err error) {
 	r.pkgsDone.Add(1)
 }
 
-// BlobStarted adds a bar for a blob of at least MinBarSize bytes.
+// BlobStarted notes a blob of at least MinBarSize bytes; its bar is drawn
+// once its first bytes arrive (BlobBytes), until then it counts as
+// waiting on the overall line.
 func (r *BarsReporter) BlobStarted(id, label string, size int64) {
 	if size < r.min {
 		return
@@ -155,21 +177,28 @@ func (r *BarsReporter) BlobStarted(id, label string, size int64) {
 	}
 	if old := r.bars[id]; old != nil { // a retry starts the blob again
 		old.Abort(true)
+		delete(r.bars, id)
 	}
-	r.bars[id] = r.p.AddBar(size, mpb.BarRemoveOnComplete(),
-		mpb.PrependDecorators(decor.Name(Sanitize(label), decor.WCSyncSpaceR)),
-		mpb.AppendDecorators(
-			decor.CountersKibiByte("% .1f / % .1f", decor.WCSyncSpace),
-			decor.AverageSpeed(decor.SizeB1024(0), "% .1f", decor.WCSyncSpace),
-			decor.OnComplete(decor.AverageETA(decor.ET_STYLE_GO, decor.WCSyncSpace), "done"),
-		))
+	r.pending[id] = pendingBlob{label: label, size: size}
 }
 
-// BlobBytes counts n bytes, on the blob's bar when it has one.
+// BlobBytes counts n bytes, on the blob's bar when it has one, making the
+// bar of a large blob with its first bytes.
 func (r *BarsReporter) BlobBytes(id string, n int64) {
 	r.bytes.Add(n)
 	r.mu.Lock()
 	b := r.bars[id]
+	if pb, ok := r.pending[id]; ok && b == nil && !r.closed {
+		delete(r.pending, id)
+		b = r.p.AddBar(pb.size, mpb.BarRemoveOnComplete(),
+			mpb.PrependDecorators(decor.Name(Sanitize(pb.label), decor.WCSyncSpaceR)),
+			mpb.AppendDecorators(
+				decor.CountersKibiByte("% .1f / % .1f", decor.WCSyncSpace),
+				decor.AverageSpeed(decor.SizeB1024(0), "% .1f", decor.WCSyncSpace),
+				decor.OnComplete(decor.AverageETA(decor.ET_STYLE_GO, decor.WCSyncSpace), "done"),
+			))
+		r.bars[id] = b
+	}
 	r.mu.Unlock()
 	if b != nil {
 		b.IncrInt64(n)
@@ -188,6 +217,7 @@ func (r *BarsReporter) BlobDone(id string, o Outcome) {
 	r.mu.Lock()
 	b := r.bars[id]
 	delete(r.bars, id)
+	delete(r.pending, id)
 	r.mu.Unlock()
 	// A bar whose bytes all came completes by itself; one mounted,
 	// skipped or read short (a retry re-reads from the origin) is
@@ -223,6 +253,7 @@ func (r *BarsReporter) Close() {
 		b.Abort(true)
 		delete(r.bars, id)
 	}
+	clear(r.pending)
 	r.mu.Unlock()
 	r.overall.SetTotal(-1, true)
 	r.p.Wait()

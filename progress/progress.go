@@ -65,7 +65,7 @@ const (
 	// Silent shows nothing (--quiet).
 	Silent Mode = iota
 	// Plain prints lines only, with no control characters (a pipe, a
-	// file, TERM=dumb, NO_COLOR, -o json).
+	// file, TERM=dumb, -o json).
 	Plain
 	// Bars draws live progress bars (a terminal).
 	Bars
@@ -86,16 +86,17 @@ func (m Mode) String() string {
 
 // Choose returns the mode for a stream: Silent when quiet; Plain when
 // machine output was asked for (-o json), when the stream is not a
-// terminal, when TERM is "dumb", or when NO_COLOR is set
-// (https://no-color.org: a user who turns off decoration gets plain
-// lines); Bars otherwise.
+// terminal, or when TERM is "dumb" (a terminal that cannot move the
+// cursor); Bars otherwise. NO_COLOR does not turn progress off: it asks
+// for no colour (https://no-color.org: "should prevent the addition of
+// ANSI color", nothing more), and ferry's bars and lines have none.
 func Choose(isTerminal, quiet, machine bool, getenv func(string) string) Mode {
 	switch {
 	case quiet:
 		return Silent
 	case machine, !isTerminal:
 		return Plain
-	case getenv("TERM") == "dumb", getenv("NO_COLOR") != "":
+	case getenv("TERM") == "dumb":
 		return Plain
 	}
 	return Bars

@@ -25,7 +25,7 @@ func TestChoose(t *testing.T) {
 		{name: "quiet on a pipe", quiet: true, want: Silent},
 		{name: "json on a terminal", tty: true, machine: true, env: map[string]string{"TERM": "xterm"}, want: Plain},
 		{name: "dumb terminal", tty: true, env: map[string]string{"TERM": "dumb"}, want: Plain},
-		{name: "NO_COLOR", tty: true, env: map[string]string{"TERM": "xterm", "NO_COLOR": "1"}, want: Plain},
+		{name: "NO_COLOR keeps progress (no colour is drawn anyway)", tty: true, env: map[string]string{"TERM": "xterm", "NO_COLOR": "1"}, want: Bars},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Choose(tc.tty, tc.quiet, tc.machine, func(k string) string { return tc.env[k] })
@@ -278,3 +278,33 @@ func TestReader(t *testing.T) {
 type ioNopCloser struct{ *strings.Reader }
 
 func (ioNopCloser) Close() error { return nil }
+
+// TestBarsOnlyInTransfer: a large blob gets its bar with its first bytes;
+// until then it counts as waiting on the overall line, and a blob done
+// without bytes (mounted, skipped) never had a bar.
+func TestBarsOnlyInTransfer(t *testing.T) {
+	var out syncBuffer
+	r := NewBars(&out, BarsOptions{Width: 100, MinBarSize: 10})
+	for _, id := range []string{"a", "b", "c", "d"} {
+		r.BlobStarted(id, "blob "+id, 100)
+	}
+	r.BlobBytes("a", 10)
+	r.mu.Lock()
+	bars, pending := len(r.bars), len(r.pending)
+	r.mu.Unlock()
+	if bars != 1 || pending != 3 {
+		t.Fatalf("%d bars and %d waiting after one blob moved, want 1 and 3", bars, pending)
+	}
+	if got := r.Overall(time.Second); !strings.HasSuffix(got, " · waiting 3") {
+		t.Errorf("overall line %q does not end with the waiting count", got)
+	}
+	r.BlobDone("b", Mounted)
+	r.BlobBytes("c", 100)
+	r.BlobDone("c", Copied)
+	r.BlobDone("a", Copied)
+	r.BlobDone("d", Skipped)
+	if got := r.Overall(time.Second); strings.Contains(got, "waiting") {
+		t.Errorf("overall line %q still counts waiting blobs", got)
+	}
+	r.Close()
+}

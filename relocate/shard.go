@@ -3,6 +3,7 @@ package relocate
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -56,11 +57,45 @@ type Shard struct {
 	Count int
 }
 
-// ParseShard reads I/N (1 ≤ I ≤ N).
-func ParseShard(s string) (Shard, error) {
+// ParseShard reads I/N (1 ≤ I ≤ N), or auto/N, whose I comes from the
+// environment (ParseShardEnv with os.Getenv).
+func ParseShard(s string) (Shard, error) { return ParseShardEnv(s, os.Getenv) }
+
+// ShardIndexVars are the variables auto/N reads, in order: a Kubernetes
+// Indexed Job's JOB_COMPLETION_INDEX, counted from 0
+// (kubernetes/pkg/controller/job/indexed_job_utils.go sets it in every
+// pod), and GitLab CI's CI_NODE_INDEX of `parallel: N`, counted from 1.
+var ShardIndexVars = []string{"JOB_COMPLETION_INDEX", "CI_NODE_INDEX"}
+
+// ParseShardEnv reads I/N, or auto/N, taking I from getenv: the first of
+// ShardIndexVars that is set, plus one for JOB_COMPLETION_INDEX. With
+// auto, a pod of an Indexed Job runs `ferry mirror --shard auto/4` with no
+// shell to compute the index.
+func ParseShardEnv(s string, getenv func(string) string) (Shard, error) {
 	i, n, ok := strings.Cut(s, "/")
 	if !ok {
-		return Shard{}, fmt.Errorf("shard %q: want I/N, for example 1/4", s)
+		return Shard{}, fmt.Errorf("shard %q: want I/N, for example 1/4, or auto/N", s)
+	}
+	if strings.TrimSpace(i) == "auto" {
+		found := false
+		for _, v := range ShardIndexVars {
+			val := strings.TrimSpace(getenv(v))
+			if val == "" {
+				continue
+			}
+			k, err := strconv.Atoi(val)
+			if err != nil {
+				return Shard{}, fmt.Errorf("shard %q: $%s=%q is not a number", s, v, val)
+			}
+			if v == "JOB_COMPLETION_INDEX" {
+				k++
+			}
+			i, found = strconv.Itoa(k), true
+			break
+		}
+		if !found {
+			return Shard{}, fmt.Errorf("shard %q: auto takes the index from $%s, and none is set", s, strings.Join(ShardIndexVars, " or $"))
+		}
 	}
 	idx, err := strconv.Atoi(strings.TrimSpace(i))
 	if err != nil {
@@ -71,7 +106,7 @@ func ParseShard(s string) (Shard, error) {
 		return Shard{}, fmt.Errorf("shard %q: N is not a number: %w", s, err)
 	}
 	if cnt < 1 || idx < 1 || idx > cnt {
-		return Shard{}, fmt.Errorf("shard %q: want 1 ≤ I ≤ N (shards are counted from 1)", s)
+		return Shard{}, fmt.Errorf("shard %q (%d/%s): want 1 ≤ I ≤ N (shards are counted from 1)", s, idx, strings.TrimSpace(n))
 	}
 	return Shard{Index: idx, Count: cnt}, nil
 }

@@ -47,6 +47,34 @@ func TestParseShard(t *testing.T) {
 	}
 }
 
+// TestParseShardEnv pins auto/N: a Kubernetes Indexed Job's
+// JOB_COMPLETION_INDEX counts from 0, GitLab's CI_NODE_INDEX from 1.
+func TestParseShardEnv(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		env     map[string]string
+		want    relocate.Shard
+		wantErr bool
+	}{
+		{in: "auto/4", env: map[string]string{"JOB_COMPLETION_INDEX": "0"}, want: relocate.Shard{Index: 1, Count: 4}},
+		{in: "auto/4", env: map[string]string{"JOB_COMPLETION_INDEX": "3"}, want: relocate.Shard{Index: 4, Count: 4}},
+		{in: "auto/4", env: map[string]string{"JOB_COMPLETION_INDEX": "4"}, wantErr: true},
+		{in: "auto/4", env: map[string]string{"CI_NODE_INDEX": "4"}, want: relocate.Shard{Index: 4, Count: 4}},
+		{in: "auto/4", env: map[string]string{"CI_NODE_INDEX": "0"}, wantErr: true},
+		{in: "auto/4", env: map[string]string{"JOB_COMPLETION_INDEX": "1", "CI_NODE_INDEX": "1"}, want: relocate.Shard{Index: 2, Count: 4}},
+		{in: "auto/4", env: map[string]string{"JOB_COMPLETION_INDEX": "one"}, wantErr: true},
+		{in: "auto/4", env: nil, wantErr: true},
+		{in: "2/4", env: map[string]string{"JOB_COMPLETION_INDEX": "0"}, want: relocate.Shard{Index: 2, Count: 4}},
+	}
+	for _, tt := range tests {
+		got, err := relocate.ParseShardEnv(tt.in, func(k string) string { return tt.env[k] })
+		if (err != nil) != tt.wantErr || (err == nil && got != tt.want) {
+			t.Errorf("ParseShardEnv(%q, %v) = %v, %v; want %v, error %v", tt.in, tt.env, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
 // uploadLog records the digest of every finished blob upload (the PUT
 // that closes an upload session) a registry receives.
 type uploadLog struct {

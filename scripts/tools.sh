@@ -18,6 +18,13 @@ COSIGN_V3=v3.1.3
 tools="$PWD/bin/tools"
 mkdir -p "$tools"
 
+# While this script builds, bin/tools/.building holds its pid: a test that
+# needs a tool waits for this build (internal/cosigntest) instead of
+# starting a second one. scripts/test.sh runs it beside the tests, so the
+# cosign builds are not on the critical path of `make test`.
+echo $$ >"$tools/.building"
+trap 'rm -f "$tools/.building"' EXIT
+
 # install NAME MODULE/cmd/cosign VERSION: go install into a scratch GOBIN,
 # then rename, so a failed build never leaves a half-installed tool.
 install() {

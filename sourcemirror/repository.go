@@ -257,6 +257,12 @@ func (r *Repository) Referrers(ctx context.Context, desc ocispec.Descriptor, art
 		all = got
 		return nil
 	})
+	if errors.Is(err, errNotHere) {
+		// No location has a referrers API (a KUDO or chart repository
+		// served over HTTP): nothing refers to its packages there, as
+		// for the source itself, which is no ReferrerLister.
+		return fn(nil)
+	}
 	if err != nil {
 		return err
 	}

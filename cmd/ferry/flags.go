@@ -357,7 +357,7 @@ func (g *globalFlags) progress(format string, args ...any) {
 
 // startProgress returns the Reporter of the command's long work, on
 // stderr: live bars on a terminal, plain lines when stderr is a pipe or a
-// file, TERM=dumb, NO_COLOR or -o json, nothing with --quiet (see
+// file, TERM=dumb or -o json, nothing with --quiet (see
 // progress.Choose). stopProgress ends it.
 func (g *globalFlags) startProgress() progress.Reporter {
 	return g.startPhase(progress.Transfer)

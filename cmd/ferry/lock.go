@@ -139,6 +139,7 @@ attestations and SBOMs and OCI referrers, with the rule that verified each.`,
 		},
 	}
 	c.Flags().StringVar(&lockPath, "lock", lock.DefaultFile, "lock file to write")
+	c.Flags().String("push-lock", "", "also push the lock, its signature and mirror sidecar as one OCI artifact to oci://HOST/REPO:TAG, where ferry mirror, verify and install read it with --lock oci://HOST/REPO:TAG (no ConfigMap size limit)")
 	c.Flags().StringVar(&version, "version", "", "semver constraint for ROOT references without a tag")
 	g.registerSelection(c)
 	c.Flags().StringSliceVar(&update, "update", nil, "re-resolve locked versions: all, or the named packages (--update=NAME,...)")

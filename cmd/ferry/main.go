@@ -19,9 +19,31 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var caught os.Signal
+	done := make(chan struct{})
+	go func() {
+		select {
+		case caught = <-sigs:
+			cancel()
+		case <-done:
+		}
+	}()
 	err := newRootCmd().ExecuteContext(ctx)
-	stop()
+	close(done)
+	signal.Stop(sigs)
+	if err != nil && ctx.Err() != nil {
+		// Interrupted: one line, and the shell's code for the signal
+		// (128+2 for Ctrl-C, 128+15 for SIGTERM), as skopeo and the
+		// shells exit. What was staged is removed by the commands
+		// themselves; nothing half-written is left.
+		code := interruptedCode(caught)
+		fmt.Fprintf(os.Stderr, "ferry: interrupted (%v); nothing was half-written, and a re-run continues where this one stopped\n", caught)
+		os.Exit(code)
+	}
+	cancel()
 	if err != nil {
 		var silent *silentError
 		if !errors.As(err, &silent) {
@@ -31,6 +53,15 @@ func main() {
 		}
 		os.Exit(exitcode.Of(err))
 	}
+}
+
+// interruptedCode is the exit status a shell gives a process ended by sig:
+// 128 plus the signal's number (130 for SIGINT, 143 for SIGTERM).
+func interruptedCode(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 130
 }
 
 // silentError carries an exit code for a failure the command has already
@@ -72,8 +103,20 @@ mirror using only the lock.`,
 		return exitcode.BadInput("unknown command %q for %q%s (see %s --help)", args[0], c.CommandPath(), hint, c.CommandPath())
 	}
 	root.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
+	// Suggestions by edit distance as well as by prefix ("verfy",
+	// "mirrror"): cobra's SuggestionsFor uses the distance as set, and
+	// only its own error path defaults it to 2.
+	root.SuggestionsMinimumDistance = 2
 	// --log-level is checked before any command does anything.
-	root.PersistentPreRunE = func(c *cobra.Command, args []string) error { return g.checkLogLevel() }
+	// A --lock naming a lock artifact (oci://…) is pulled first; ferry
+	// lock --push-lock pushes the lock it wrote (lockartifact.go).
+	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		if err := g.checkLogLevel(); err != nil {
+			return err
+		}
+		return g.pullLockArtifact(c)
+	}
+	root.PersistentPostRunE = func(c *cobra.Command, args []string) error { return g.pushLockArtifact(c) }
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return exitcode.BadInput("%w (see %s --help)", err, c.CommandPath())
 	})

@@ -316,7 +316,7 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 	c.Flags().StringVar(&lockKeyPath, "lock-key", "", "with --from-archive: cosign public key (cosign.pub); refuse the archive before pushing anything unless its ferry.lock.sig verifies over its ferry.lock")
 	c.Flags().StringVar(&sincePath, "since", "", "with --to-archive: write only what an earlier import of this lock (OLD.lock) lacks; the import takes the rest from the mirror")
 	c.Flags().StringVar(&maxSizeFlag, "max-size", "", "with --to-archive: split the archive into parts FILE.part1.tar, FILE.part2.tar, … of at most this size (4GiB, 700MB, bytes)")
-	c.Flags().StringVar(&shardFlag, "shard", "", "copy one part I/N of the lock (1 ≤ I ≤ N), for N processes run at once (a Kubernetes Indexed Job, a CI matrix): each blob is uploaded by one shard, each package's manifests and tag by one shard once its blobs are in the mirror")
+	c.Flags().StringVar(&shardFlag, "shard", "", "copy one part I/N of the lock (1 ≤ I ≤ N; auto/N takes I from $JOB_COMPLETION_INDEX+1 or $CI_NODE_INDEX), for N processes run at once (a Kubernetes Indexed Job, a CI matrix): each blob is uploaded by one shard, each package's manifests and tag by one shard once its blobs are in the mirror")
 	c.Flags().DurationVar(&shardWait, "shard-wait", time.Hour, "with --shard: how long a package waits for the blobs other shards upload")
 	c.Flags().StringVar(&from, "from", "", "mirror to mirror: read the lock's packages and mixins from this mirror HOST[/PREFIX] instead of the sources and the feed")
 	return c

@@ -13,7 +13,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // Versions scripts/tools.sh builds; Cosign checks `cosign version` against
@@ -74,6 +76,7 @@ func build(name, version string) (string, error) {
 		return "", err
 	}
 	p := filepath.Join(rootDir, "bin", "tools", name)
+	waitForBuild(p, filepath.Join(rootDir, "bin", "tools", ".building"))
 	if _, err := os.Stat(p); err != nil {
 		cmd := exec.Command(filepath.Join(rootDir, "scripts", "tools.sh"), name)
 		cmd.Dir = rootDir
@@ -90,6 +93,32 @@ func build(name, version string) (string, error) {
 		return "", fmt.Errorf("%s is not cosign %s (remove it and rerun scripts/tools.sh):\n%s", p, version, out)
 	}
 	return p, nil
+}
+
+// buildWait bounds how long a test waits for the tools build that
+// scripts/test.sh started beside the tests (cosign v2 and v3 from source:
+// about 9 minutes each on a loaded 2-core machine, cold).
+const buildWait = 40 * time.Minute
+
+// waitForBuild waits, while scripts/tools.sh runs (marker names its pid)
+// and tool is not there yet, for either to change: the test then uses the
+// tool that build made, or builds it itself if that build failed.
+func waitForBuild(tool, marker string) {
+	deadline := time.Now().Add(buildWait)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(tool); err == nil {
+			return
+		}
+		b, err := os.ReadFile(marker)
+		if err != nil {
+			return
+		}
+		var pid int
+		if _, err := fmt.Sscan(string(b), &pid); err != nil || pid <= 0 || syscall.Kill(pid, 0) != nil {
+			return // a marker left by a killed build
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // moduleRoot is the directory of ferry's go.mod, above the test's working
