@@ -162,6 +162,12 @@ func Handler(ctx context.Context, opts Options) (*handlers.App, error) {
 	// Without a limit distribution lists no repositories at all.
 	cfg.Catalog.MaxEntries = 1000
 	cfg.Log.AccessLog.Disabled = true
+	// Manifests may name non-distributable ("foreign") layers by URL
+	// without the registry holding them, as the image spec allows
+	// (layer.md, urls); distribution refuses every URL unless allowed
+	// (handlers/app.go: an empty allow list becomes "^$"), answering 500.
+	// It never fetches them.
+	cfg.Validation.Manifests.URLs.Allow = []string{"^https?://"}
 	cfg.Storage = configuration.Storage{
 		"filesystem": configuration.Parameters{"rootdirectory": opts.Root},
 		"delete":     configuration.Parameters{"enabled": true},
@@ -240,6 +246,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		// front has already authorised the request (see files.go).
 		reg = storageFiles{root: opts.Root, next: app}
 	}
+	// The referrers API, which distribution lacks (referrers.go): behind
+	// the guard, and with token authentication checking its own requests.
+	reg = newReferrers(storageFiles{root: opts.Root}, reg, g.bearer)
 	g.next = newMux(reg, opts.Extra)
 	var h http.Handler = g
 	if opts.Wrap != nil {
