@@ -58,7 +58,7 @@ func (e *RepositoryRefusedError) Error() string {
 	hint := ""
 	if depth > 2 {
 		hint = fmt.Sprintf("; registries such as Quay and Docker Hub take NAMESPACE/NAME only (two path components) and %s has %d: "+
-			"mirror with a one-component prefix and flattened repository paths (ferry mirror --flatten), which the lock records", path, depth)
+			"mirror with repository paths flattened into one component below a namespace (the mirror's flatten option), which the lock records", path, depth)
 	}
 	return fmt.Sprintf("%s refuses the repository name %s (registry said %s)%s", host, e.Repository, said, hint)
 }
@@ -124,17 +124,38 @@ func ExplainRepositoryRefused(err error) error {
 // immutability (Harbor's "configured as immutable", Docker Hub's DENIED
 // "cannot be updated due to immutability settings").
 func IsTagRefused(err error) bool {
+	var (
+		method, path string
+		status       int
+		errs         errcode.Errors
+	)
+	var ae *AuthError
 	var er *errcode.ErrorResponse
-	if !errors.As(err, &er) || er.Method != http.MethodPut || !strings.Contains(er.URL.Path, "/manifests/") {
+	switch {
+	case errors.As(err, &ae):
+		// 401 and 403 come back as an *AuthError, carrying the body.
+		method, path, status = ae.Method, ae.Path, ae.StatusCode
+		if errors.As(ae.Err, &er) {
+			errs = er.Errors
+		}
+	case errors.As(err, &er):
+		method, status, errs = er.Method, er.StatusCode, er.Errors
+		if er.URL != nil {
+			path = er.URL.Path
+		}
+	default:
 		return false
 	}
-	if er.StatusCode == http.StatusConflict {
+	if method != http.MethodPut || !strings.Contains(path, "/manifests/") {
+		return false
+	}
+	if status == http.StatusConflict {
 		return true
 	}
-	if er.StatusCode < 400 || er.StatusCode >= 500 {
+	if status < 400 || status >= 500 {
 		return false
 	}
-	for _, e := range er.Errors {
+	for _, e := range errs {
 		if e.Code == "TAG_INVALID" || strings.Contains(strings.ToLower(e.Message), "immutab") {
 			return true
 		}

@@ -265,7 +265,8 @@ func (t *knownTarget) Push(ctx context.Context, desc ocispec.Descriptor, r io.Re
 		}
 	}
 	if err := t.repo.PushReference(ctx, desc, r, t.tag); err != nil {
-		return err
+		// An immutable tag already naming desc holds desc too.
+		return immutableTag(ctx, t.repo, desc, t.tag, err)
 	}
 	t.tagged.Store(true)
 	return nil

@@ -2,8 +2,9 @@
 // distribution) answer as registries other than distribution do, for the
 // requests where they differ, so that ferry's behaviour against them is
 // pinned by tests:
-//   - MaxDepth: Quay and Docker Hub take NAMESPACE/NAME only; a deeper
-//     repository name is refused with 400 NAME_INVALID;
+//   - MaxDepth: Quay and Docker Hub take NAMESPACE/NAME only; a write
+//     into a deeper repository name is refused with 400 NAME_INVALID, and
+//     a read finds nothing (404 NAME_UNKNOWN);
 //   - MustCreate: ECR (and Harbor, per project) create no repository on
 //     push; a write into one not made with Create is refused with 404
 //     NAME_UNKNOWN, as ECR answers;
@@ -98,7 +99,12 @@ func (p *Proxy) Wrap(next http.Handler) http.Handler {
 		name, kind, rest := m[1], m[2], m[3]
 		write := r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch
 		if p.opts.MaxDepth > 0 && strings.Count(name, "/")+1 > p.opts.MaxDepth {
-			p.refuse(w, http.StatusBadRequest, "NAME_INVALID", fmt.Sprintf("invalid repository name %q: at most %d path components", name, p.opts.MaxDepth))
+			if write {
+				p.refuse(w, http.StatusBadRequest, "NAME_INVALID", fmt.Sprintf("invalid repository name %q: at most %d path components", name, p.opts.MaxDepth))
+			} else {
+				// No such repository can exist.
+				p.refuse(w, http.StatusNotFound, "NAME_UNKNOWN", fmt.Sprintf("repository %q not found", name))
+			}
 			return
 		}
 		if write && p.opts.MustCreate {
