@@ -106,11 +106,20 @@ func repoOfURL(u *url.URL) string {
 // of the repository (see RepositoryRefusedError).
 func ExplainRepositoryRefused(err error) error {
 	var already *RepositoryRefusedError
-	if err == nil || errors.As(err, &already) {
+	if err == nil || errors.As(err, &already) || IsTagRefused(err) {
 		return err
 	}
 	if re, ok := repositoryRefused("", err); ok {
 		return fmt.Errorf("%w: %w", re, err)
+	}
+	var ae *AuthError
+	if errors.As(err, &ae) && ae.StatusCode == http.StatusForbidden && (ae.Method == http.MethodPost || ae.Method == http.MethodPut) &&
+		(strings.Contains(ae.Path, "/blobs/uploads/") || strings.Contains(ae.Path, "/manifests/")) {
+		repo := repoOfURL(&url.URL{Host: ae.Host, Path: ae.Path})
+		_, path, _ := strings.Cut(repo, "/")
+		project, _, _ := strings.Cut(path, "/")
+		return fmt.Errorf("%w; registries that create no repository on push answer 403 too (Harbor for a project that does not exist, ECR for a repository): "+
+			"check that %s exists (ECR: aws ecr create-repository --repository-name %s; Harbor: create the project %q) and that the credentials may push to it", err, repo, path, project)
 	}
 	return err
 }

@@ -47,6 +47,8 @@ func TestMirrorRepositoryQuirks(t *testing.T) {
 		// wantErr lists what the error must say; empty: the mirror works.
 		wantErr []string
 		missing bool
+		// auth: the refusal is a 403, an *client.AuthError.
+		auth bool
 	}{
 		{name: "two components, nested paths refused", opts: quirkproxy.Options{MaxDepth: 2},
 			wantErr: []string{"NAME_INVALID", "/m/shared/app-00", "two path components", "flatten"}},
@@ -54,6 +56,8 @@ func TestMirrorRepositoryQuirks(t *testing.T) {
 		{name: "repositories must exist, none created", opts: quirkproxy.Options{MustCreate: true},
 			wantErr: []string{"/m/shared/app-00 does not exist", "/m/shared/app-02 does not exist", "aws ecr create-repository --repository-name m/shared/app-01", `create the project "m"`}, missing: true},
 		{name: "repositories must exist, created", opts: quirkproxy.Options{MustCreate: true}, create: true},
+		{name: "repositories must exist, 403", opts: quirkproxy.Options{MustCreate: true, Forbidden: true},
+			wantErr: []string{"403", "check that " + "HOST/m/shared/app-00 exists", "aws ecr create-repository --repository-name m/shared/app-01", `create the project "m"`}, auth: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,12 +101,17 @@ func TestMirrorRepositoryQuirks(t *testing.T) {
 				t.Fatal("mirror succeeded")
 			}
 			for _, w := range tt.wantErr {
+				w = strings.ReplaceAll(w, "HOST", mirror.Host)
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error does not say %q:\n%v", w, err)
 				}
 			}
 			var re *client.RepositoryRefusedError
-			if !errors.As(err, &re) || re.Missing() != tt.missing {
+			var ae *client.AuthError
+			switch {
+			case tt.auth && !errors.As(err, &ae):
+				t.Errorf("error is not an AuthError: %v", err)
+			case !tt.auth && (!errors.As(err, &re) || re.Missing() != tt.missing):
 				t.Errorf("error is not a RepositoryRefusedError (Missing %v): %v", tt.missing, err)
 			}
 			// Refused at the first writes of each package, never retried.
@@ -167,6 +176,9 @@ func TestMirrorImmutableTags(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error does not say %q:\n%v", w, err)
 				}
+			}
+			if strings.Contains(err.Error(), "create-repository") {
+				t.Errorf("an immutable tag explained as a repository to create:\n%v", err)
 			}
 			if q.Refused() != 1 {
 				t.Errorf("%d tag PUTs refused, want 1 (not retried)", q.Refused())

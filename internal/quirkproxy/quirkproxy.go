@@ -53,6 +53,10 @@ type Options struct {
 	// MustCreate refuses writes (blob uploads, manifest PUTs) into a
 	// repository not made with Proxy.Create with 404 NAME_UNKNOWN.
 	MustCreate bool
+	// Forbidden makes MustCreate answer 403 DENIED instead, as registries
+	// do that tell no repository that does not exist from one the
+	// credentials may not push to.
+	Forbidden bool
 	// Immutable, when set, refuses a manifest PUT by tag over an existing
 	// tag with that registry's answer.
 	Immutable Answer
@@ -111,6 +115,10 @@ func (p *Proxy) Wrap(next http.Handler) http.Handler {
 			p.mu.Lock()
 			ok := p.created[name]
 			p.mu.Unlock()
+			if !ok && p.opts.Forbidden {
+				p.refuse(w, http.StatusForbidden, "DENIED", "requested access to the resource is denied")
+				return
+			}
 			if !ok {
 				p.refuse(w, http.StatusNotFound, "NAME_UNKNOWN", fmt.Sprintf("The repository with name '%s' does not exist in the registry with id '000000000000'", name))
 				return
