@@ -200,7 +200,14 @@ func (h *referrers) serveReferrers(w http.ResponseWriter, r *http.Request, name 
 func (h *referrers) list(name string, subject digest.Digest) ([]ocispec.Descriptor, error) {
 	dir := h.files.repo(name, "_manifests", "revisions", "sha256")
 	entries, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) {
+		// No such repository: nothing to remember either.
+		h.mu.Lock()
+		delete(h.repos, name)
+		h.mu.Unlock()
+		return []ocispec.Descriptor{}, nil
+	}
+	if err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
@@ -213,13 +220,14 @@ func (h *referrers) list(name string, subject digest.Digest) ([]ocispec.Descript
 	present := make(map[digest.Digest]bool, len(entries))
 	for _, e := range entries {
 		d := digest.NewDigestFromEncoded(digest.SHA256, e.Name())
+		if _, ok := idx.seen[d]; ok {
+			present[d] = true // validated when first read
+			continue
+		}
 		if d.Validate() != nil {
 			continue
 		}
 		present[d] = true
-		if _, ok := idx.seen[d]; ok {
-			continue
-		}
 		ent, ok := h.read(d)
 		if !ok {
 			continue // no link yet, or not a manifest: read again next time

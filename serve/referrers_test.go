@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
@@ -68,7 +70,7 @@ func (rec *recorder) all() []recorded {
 	return slices.Clone(rec.reqs)
 }
 
-func startReferrersServer(t *testing.T, root string, rec *recorder) (*serve.Server, *remote.Repository) {
+func startReferrersServer(t testing.TB, root string, rec *recorder) (*serve.Server, *remote.Repository) {
 	t.Helper()
 	opts := serve.Options{Root: root, Addr: "127.0.0.1:0"}
 	if rec != nil {
@@ -89,7 +91,7 @@ func startReferrersServer(t *testing.T, root string, rec *recorder) (*serve.Serv
 
 // getReferrers fetches the referrers API raw and returns the index and the
 // response headers.
-func getReferrers(t *testing.T, srv *serve.Server, name string, subject digest.Digest, query string) (ocispec.Index, http.Header, []byte) {
+func getReferrers(t testing.TB, srv *serve.Server, name string, subject digest.Digest, query string) (ocispec.Index, http.Header, []byte) {
 	t.Helper()
 	u := srv.URL() + "/v2/" + name + "/referrers/" + subject.String()
 	if query != "" {
@@ -319,4 +321,36 @@ func TestForeignLayersAccepted(t *testing.T) {
 	if err := repo.PushReference(ctx, m, bytes.NewReader(b), "foreign"); err != nil {
 		t.Fatalf("push a manifest with a foreign layer: %v", err)
 	}
+}
+
+// BenchmarkReferrers lists the referrers of one subject in a repository
+// of 1000 manifests, 100 of which refer to it: the first listing reads
+// every manifest, later ones list the revisions directory and stat the
+// referrers.
+func BenchmarkReferrers(b *testing.B) {
+	ctx := context.Background()
+	srv, repo := startReferrersServer(b, b.TempDir(), nil)
+	subject, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "application/vnd.example.app", oras.PackManifestOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 999 {
+		opts := oras.PackManifestOptions{ManifestAnnotations: map[string]string{"i": fmt.Sprint(i)}}
+		if i%10 == 0 {
+			opts.Subject = &subject
+		}
+		if _, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "application/vnd.example.other", opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	start := time.Now()
+	idx, _, _ := getReferrers(b, srv, "ref/app", subject.Digest, "")
+	first := time.Since(start)
+	if len(idx.Manifests) != 100 {
+		b.Fatalf("%d referrers, want 100", len(idx.Manifests))
+	}
+	for b.Loop() {
+		getReferrers(b, srv, "ref/app", subject.Digest, "")
+	}
+	b.ReportMetric(float64(first.Microseconds()), "first-µs")
 }
