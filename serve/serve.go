@@ -80,6 +80,11 @@ type Options struct {
 	// Insecure allows listening on an address that is not loopback with
 	// neither TLS nor authentication.
 	Insecure bool
+	// DistributionOnly serves distribution's API alone, without what
+	// ferry adds for OCI 1.1 (the referrers API and the OCI-Subject
+	// header, referrers.go): a registry as plain CNCF distribution v3
+	// answers, for tests of clients against one (internal/registrytest).
+	DistributionOnly bool
 	// Extra maps URL path prefixes (such as "/mixins/") to handlers served
 	// next to /v2/. They obey the same authentication and ReadOnly rules as
 	// the registry: basic auth with Htpasswd (reads anonymous with
@@ -248,7 +253,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	// The referrers API, which distribution lacks (referrers.go): behind
 	// the guard, and with token authentication checking its own requests.
-	reg = newReferrers(storageFiles{root: opts.Root}, reg, g.bearer)
+	if !opts.DistributionOnly {
+		reg = newReferrers(storageFiles{root: opts.Root}, reg, g.bearer)
+	}
 	g.next = newMux(reg, opts.Extra)
 	var h http.Handler = g
 	if opts.Wrap != nil {
