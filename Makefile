@@ -4,7 +4,7 @@ BIN := bin/ferry
 # is what users run, and no test binary waits on gcc to link.
 export CGO_ENABLED ?= 0
 
-.PHONY: build test demo bench interop vet fmt fuzz tools goinstall dist docs release
+.PHONY: build test demo bench interop vet fmt fuzz tools goinstall dist docs release conformance
 
 # FUZZTIME is how long `make fuzz` runs each fuzz target; FUZZTIME_TEST how
 # long `make test` does, after the unit tests.
@@ -65,3 +65,8 @@ interop: build
 # are stale (TestDocs in cmd/ferry).
 docs:
 	FERRY_UPDATE_DOCS=1 $(GO) test -count=1 -run '^TestDocs$$' ./cmd/ferry
+
+# conformance runs the OCI distribution-spec conformance program against
+# `ferry serve` (scripts/conformance.sh); not part of `make test`.
+conformance: build
+	bash scripts/conformance.sh

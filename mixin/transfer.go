@@ -21,9 +21,10 @@ import (
 )
 
 // Repo returns the mirror repository of a mixin:
-// HOST/PREFIX/porter-mixins/NAME.
+// HOST/PREFIX/porter-mixins/NAME (HOST/PREFIX/porter-mixins-NAME with
+// to.Flatten).
 func Repo(to relocate.Mapping, name string) string {
-	return to.String() + "/" + RepositoryDir + "/" + name
+	return to.Join(RepositoryDir + "/" + name)
 }
 
 // Prepare downloads every binary of every mixin of l again, from the URLs

@@ -19,6 +19,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/errcode"
 
 	"github.com/ferryhq/ferry/client"
+	"github.com/ferryhq/ferry/errkind"
 )
 
 // What a mirror run knows of a mirror repository before it writes to it.
@@ -264,7 +265,8 @@ func (t *knownTarget) Push(ctx context.Context, desc ocispec.Descriptor, r io.Re
 		}
 	}
 	if err := t.repo.PushReference(ctx, desc, r, t.tag); err != nil {
-		return err
+		// An immutable tag already naming desc holds desc too.
+		return immutableTag(ctx, t.repo, desc, t.tag, err)
 	}
 	t.tagged.Store(true)
 	return nil
@@ -282,7 +284,31 @@ func (t *knownTarget) Mount(ctx context.Context, desc ocispec.Descriptor, from s
 // points at only when the run does not know the tag to be absent.
 func tagKnown(ctx context.Context, dst *remote.Repository, st *repoState, desc ocispec.Descriptor, tag string) error {
 	if st != nil && st.tags != nil && !st.tags[tag] {
-		return dst.Tag(ctx, desc, tag)
+		return immutableTag(ctx, dst, desc, tag, dst.Tag(ctx, desc, tag))
 	}
 	return ensureTag(ctx, dst, desc, tag)
+}
+
+// immutableTag explains err, the answer to pointing tag at desc, when the
+// registry refused to move an existing tag (client.IsTagRefused: Harbor's
+// and ECR's immutable tags): a tag that already points at desc is what
+// the copy wanted (nil, as if skipped); one that points elsewhere is the
+// mirror disagreeing with the lock, naming both digests.
+func immutableTag(ctx context.Context, dst oras.Target, desc ocispec.Descriptor, tag string, err error) error {
+	if err == nil || !client.IsTagRefused(err) {
+		return err
+	}
+	cur, rerr := dst.Resolve(ctx, tag)
+	if rerr != nil {
+		return err
+	}
+	if cur.Digest == desc.Digest {
+		return nil
+	}
+	name := tag
+	if r, ok := dst.(*remote.Repository); ok {
+		name = r.Reference.Registry + "/" + r.Reference.Repository + ":" + tag
+	}
+	return errkind.Markf(errkind.Mismatch, "tag %s is immutable at the mirror and points at %s, not at %s, the digest being mirrored; "+
+		"the registry refuses to move it (%w): delete the tag there or mirror to another repository", name, cur.Digest, desc.Digest, err)
 }

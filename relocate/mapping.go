@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
@@ -28,6 +29,32 @@ type Mapping struct {
 	// Place returns the repository path below HOST/PREFIX for a source
 	// that is not a registry repository, or false.
 	Place func(source string) (string, bool) `json:"-"`
+	// Flatten joins the path below HOST/PREFIX into one path component,
+	// its "/" separators replaced by "-": SRCHOST/a/b/c maps to
+	// HOST/PREFIX/a-b-c. It is for registries that take NAMESPACE/NAME
+	// only (Quay, Docker Hub), with a PREFIX of one component (the
+	// namespace). The mirror records each package's repository in the
+	// lock, so verify, install and node configuration follow it. Two
+	// sources that flatten alike (a/b-c, a-b/c) are refused by Check.
+	Flatten bool `json:"flatten,omitempty"`
+}
+
+// CheckFlatten refuses a flattening mapping whose repositories would still
+// have more than two path components (a PREFIX of more than one).
+func (m Mapping) CheckFlatten() error {
+	if m.Flatten && strings.Contains(m.Prefix, "/") {
+		return errkind.Markf(errkind.BadInput, "mirror %s: flattened repository paths go below a prefix of one path component (a namespace), not %q", m, m.Prefix)
+	}
+	return nil
+}
+
+// Join returns the mirror repository for path, a repository path below
+// HOST/PREFIX, flattened when m.Flatten is set.
+func (m Mapping) Join(path string) string {
+	if m.Flatten {
+		path = strings.ReplaceAll(path, "/", "-")
+	}
+	return m.String() + "/" + path
 }
 
 // WithFormats returns m placing non-registry sources as the formats that
@@ -87,13 +114,13 @@ func (m Mapping) Repo(source string) string {
 	if ociref.IsURLSource(source) {
 		if m.Place != nil {
 			if path, ok := m.Place(source); ok {
-				return m.String() + "/" + path
+				return m.Join(path)
 			}
 		}
 		_, source, _ = strings.Cut(source, "://")
 	}
 	_, path, _ := strings.Cut(source, "/")
-	return m.String() + "/" + path
+	return m.Join(path)
 }
 
 // Check fails, naming them, when two sources would land on one mirror

@@ -421,7 +421,7 @@ func ensureTag(ctx context.Context, dst oras.Target, desc ocispec.Descriptor, ta
 	if cur, err := dst.Resolve(ctx, tag); err == nil && cur.Digest == desc.Digest {
 		return nil
 	}
-	return dst.Tag(ctx, desc, tag)
+	return immutableTag(ctx, dst, desc, tag, dst.Tag(ctx, desc, tag))
 }
 
 // forEachPackage runs do for each of pkgs concurrently, within
@@ -449,7 +449,9 @@ func forEachPackage(ctx context.Context, pkgs []*lock.Package, opts Options, rep
 			}
 			rep.PackageDone(p.Source, err)
 			if err != nil {
-				errs[i] = fmt.Errorf("%s %s: %w", verb, p.Source, err)
+				// A registry refusing the repository itself (it must be
+				// created first, or its name is too deep) says so.
+				errs[i] = fmt.Errorf("%s %s: %w", verb, p.Source, client.ExplainRepositoryRefused(err))
 				return nil
 			}
 			results[i] = *res

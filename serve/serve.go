@@ -80,6 +80,11 @@ type Options struct {
 	// Insecure allows listening on an address that is not loopback with
 	// neither TLS nor authentication.
 	Insecure bool
+	// DistributionOnly serves distribution's API alone, without what
+	// ferry adds for OCI 1.1 (the referrers API and the OCI-Subject
+	// header, referrers.go): a registry as plain CNCF distribution v3
+	// answers, for tests of clients against one (internal/registrytest).
+	DistributionOnly bool
 	// Extra maps URL path prefixes (such as "/mixins/") to handlers served
 	// next to /v2/. They obey the same authentication and ReadOnly rules as
 	// the registry: basic auth with Htpasswd (reads anonymous with
@@ -162,6 +167,12 @@ func Handler(ctx context.Context, opts Options) (*handlers.App, error) {
 	// Without a limit distribution lists no repositories at all.
 	cfg.Catalog.MaxEntries = 1000
 	cfg.Log.AccessLog.Disabled = true
+	// Manifests may name non-distributable ("foreign") layers by URL
+	// without the registry holding them, as the image spec allows
+	// (layer.md, urls); distribution refuses every URL unless allowed
+	// (handlers/app.go: an empty allow list becomes "^$"), answering 500.
+	// It never fetches them.
+	cfg.Validation.Manifests.URLs.Allow = []string{"^https?://"}
 	cfg.Storage = configuration.Storage{
 		"filesystem": configuration.Parameters{"rootdirectory": opts.Root},
 		"delete":     configuration.Parameters{"enabled": true},
@@ -239,6 +250,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		// it, every request goes through app. Otherwise the guard in
 		// front has already authorised the request (see files.go).
 		reg = storageFiles{root: opts.Root, next: app}
+	}
+	// The referrers API, which distribution lacks (referrers.go): behind
+	// the guard, and with token authentication checking its own requests.
+	if !opts.DistributionOnly {
+		reg = newReferrers(storageFiles{root: opts.Root}, reg, g.bearer)
 	}
 	g.next = newMux(reg, opts.Extra)
 	var h http.Handler = g

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/opencontainers/go-digest"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content/memory"
 
@@ -107,6 +108,9 @@ func httpsClient(t *testing.T, caFile string) *http.Client {
 	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
 }
 
+// emptyDigest is the digest of no bytes, a subject nothing refers to.
+var emptyDigest = digest.FromBytes(nil).String()
+
 func TestAuthAndReadOnlyRules(t *testing.T) {
 	mixins := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "mixin feed")
@@ -132,6 +136,9 @@ func TestAuthAndReadOnlyRules(t *testing.T) {
 				{"GET", "/v2/a/b/tags/list", "good", 404},
 				{"POST", "/v2/a/b/blobs/uploads/", "", 401},
 				{"POST", "/v2/a/b/blobs/uploads/", "good", 202},
+				{"GET", "/v2/a/b/referrers/" + emptyDigest, "", 401},
+				{"GET", "/v2/a/b/referrers/" + emptyDigest, "bad", 401},
+				{"GET", "/v2/a/b/referrers/" + emptyDigest, "good", 200},
 				{"GET", "/mixins/atom.xml", "", 401},
 				{"GET", "/mixins/atom.xml", "good", 200},
 			},
@@ -144,6 +151,7 @@ func TestAuthAndReadOnlyRules(t *testing.T) {
 				{"GET", "/v2/", "good", 200},
 				{"GET", "/v2/a/b/tags/list", "", 404},
 				{"HEAD", "/v2/a/b/manifests/v1", "", 404},
+				{"GET", "/v2/a/b/referrers/" + emptyDigest, "", 200},
 				{"GET", "/v2/a/b/tags/list", "bad", 401},
 				{"POST", "/v2/a/b/blobs/uploads/", "", 401},
 				{"DELETE", "/v2/a/b/manifests/v1", "", 401},

@@ -23,6 +23,7 @@ import (
 
 func newMirrorCmd(g *globalFlags) *cobra.Command {
 	var lockPath, to, version, toArchive, fromArchive, from string
+	var flatten bool
 	var signKeyPath, lockKeyPath, sincePath, maxSizeFlag string
 	var shardFlag string
 	var shardWait time.Duration
@@ -156,6 +157,10 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 			if fromArchive != "" {
 				reporter := g.startProgress() // bars on a terminal, plain lines on a pipe
 				mapping, _ := relocate.ParseMapping(to)
+				mapping.Flatten = flatten
+				if err := mapping.CheckFlatten(); err != nil {
+					return err
+				}
 				var signedData, signedSig []byte
 				check := func(l *lock.Lock, data, sig []byte) error { // before anything is pushed
 					if err := checkArchiveLock(fromArchive, lockKey, data, sig); err != nil {
@@ -275,6 +280,10 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 			if err != nil {
 				return err
 			}
+			mapping.Flatten = flatten
+			if err := mapping.CheckFlatten(); err != nil {
+				return err
+			}
 			sources, err := env.Sources(ms)
 			if err != nil {
 				return err
@@ -318,6 +327,7 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 	c.Flags().StringVar(&maxSizeFlag, "max-size", "", "with --to-archive: split the archive into parts FILE.part1.tar, FILE.part2.tar, … of at most this size (4GiB, 700MB, bytes)")
 	c.Flags().StringVar(&shardFlag, "shard", "", "copy one part I/N of the lock (1 ≤ I ≤ N; auto/N takes I from $JOB_COMPLETION_INDEX+1 or $CI_NODE_INDEX), for N processes run at once (a Kubernetes Indexed Job, a CI matrix): each blob is uploaded by one shard, each package's manifests and tag by one shard once its blobs are in the mirror")
 	c.Flags().DurationVar(&shardWait, "shard-wait", time.Hour, "with --shard: how long a package waits for the blobs other shards upload")
+	c.Flags().BoolVar(&flatten, "flatten", false, "join each repository path below --to HOST/NAMESPACE into one component (a/b/c -> NAMESPACE/a-b-c), for registries that take NAMESPACE/NAME only (Quay, Docker Hub); the lock records where each package went")
 	c.Flags().StringVar(&from, "from", "", "mirror to mirror: read the lock's packages and mixins from this mirror HOST[/PREFIX] instead of the sources and the feed")
 	return c
 }

@@ -23,7 +23,10 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "serve --root DIR [--addr 127.0.0.1:5000] [--tls-cert F --tls-key F] [--htpasswd F] [--read-only] [--lock ferry.lock]",
 		Short: "Run the embedded OCI registry",
-		Long: `Serve runs a CNCF distribution registry with filesystem storage in DIR.
+		Long: `Serve runs a CNCF distribution registry with filesystem storage in DIR,
+with the OCI 1.1 referrers API (GET /v2/NAME/referrers/DIGEST, and
+OCI-Subject on a manifest push) that distribution lacks, so cosign v3 and
+oras attach and discover signatures and other referrers natively.
 crane, oras, docker and ferry push to it and pull from it. Port 0 picks a
 free port; --addr-file writes the address actually used. It also answers
 Porter's mixin mirror protocol (/mixins/atom.xml) from the mixins that

@@ -13,6 +13,7 @@ import (
 	"github.com/ferryhq/ferry/internal/cosigntest"
 	"github.com/ferryhq/ferry/internal/fixture"
 	"github.com/ferryhq/ferry/internal/registrytest"
+	"github.com/ferryhq/ferry/serve"
 	"github.com/ferryhq/ferry/signature"
 	"github.com/ferryhq/ferry/trust"
 )
@@ -32,6 +33,9 @@ type sigLayout struct {
 	// referrers API, or the tag-schema fallback index cosign wrote) gives
 	// the bundle; empty for the classic layout.
 	listed string
+	// native: cosign must use the referrers API itself, writing no
+	// referrers tag (sha256-HEX) beside the subject.
+	native bool
 }
 
 func distributionHost(t testing.TB) string { return registrytest.New(t).Host }
@@ -49,6 +53,21 @@ var sigLayouts = []sigLayout{
 		registry: distributionHost, kind: trust.KindReferrer, listed: signature.MediaTypeEmpty},
 	{name: "bundle, tag-schema fallback (cosign v3)", cosign: cosigntest.V3, registry: distributionHost, kind: trust.KindReferrer, listed: cosigntest.BundleMediaType},
 	{name: "bundle, referrers API (cosign v3)", cosign: cosigntest.V3, registry: registrytest.NewReferrersAPI, kind: trust.KindReferrer, listed: signature.MediaTypeEmpty},
+	// ferry serve's referrers API lists a manifest with its own
+	// artifactType, as the distribution spec says (issue 32).
+	{name: "bundle, referrers API of ferry serve (cosign v3)", cosign: cosigntest.V3, registry: ferryServeHost, kind: trust.KindReferrer, listed: cosigntest.BundleMediaType, native: true},
+}
+
+// ferryServeHost starts the embedded registry (package serve) on
+// 127.0.0.1 and returns its host.
+func ferryServeHost(t testing.TB) string {
+	t.Helper()
+	srv, err := serve.Start(context.Background(), serve.Options{Root: t.TempDir(), Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv.Addr
 }
 
 // TestE2ESignatureLayouts: for every layout cosign signs in, a package
@@ -105,6 +124,17 @@ func testSignatureLayout(t *testing.T, tc sigLayout) {
 	cs.SignImage(t, key, pinned(app, app), tc.sign...)
 	cs.SignImage(t, otherKey, pinned(rogue, rogue), tc.sign...)
 	checkListed(t, c, app, digests[app], tc.listed)
+	if tc.native {
+		tags, err := client.ListTags(ctx, registrytest.Repository(t, c, app))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tag := range tags {
+			if tag == "sha256-"+digests[app].Encoded() {
+				t.Fatalf("cosign wrote the referrers tag %s: it did not use the referrers API", tag)
+			}
+		}
+	}
 
 	// The oracle at the source.
 	if err := cs.VerifyImage(t, pub, pinned(app, app)); err != nil {

@@ -57,7 +57,9 @@ func WithWrap(wrap func(http.Handler) http.Handler) Option {
 }
 
 // New starts a registry with filesystem storage in a temporary directory and
-// stops it when the test ends.
+// stops it when the test ends. It is CNCF distribution v3 as it answers
+// alone (serve.Options.DistributionOnly): no referrers API, so clients fall
+// back to the referrers tag schema, as against most registries deployed.
 func New(t testing.TB, opts ...Option) *Registry {
 	t.Helper()
 	r := &Registry{t: t, Root: storageDir(t)}
@@ -66,7 +68,9 @@ func New(t testing.TB, opts ...Option) *Registry {
 		t.Fatalf("registrytest: %v", err)
 	}
 	r.ln = &trackingListener{Listener: ln, conns: map[*trackedConn]bool{}}
-	o := serve.Options{Root: r.Root, Listener: r.ln, Wrap: r.record}
+	// Plain distribution v3: no referrers API (NewReferrersAPI has one,
+	// as ferry serve does).
+	o := serve.Options{Root: r.Root, Listener: r.ln, Wrap: r.record, DistributionOnly: true}
 	for _, opt := range opts {
 		opt(&o)
 	}
