@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -40,6 +41,17 @@ type Change struct {
 	NewVersion string `json:"newVersion,omitempty"`
 	OldDigest  string `json:"oldDigest,omitempty"`
 	NewDigest  string `json:"newDigest,omitempty"`
+}
+
+// MarshalJSON writes the change with `source`, the name every other
+// command's JSON gives a package (mirror, install, resolve, verify), beside
+// `name`, kept for one release for the scripts that read it.
+func (c Change) MarshalJSON() ([]byte, error) {
+	type plain Change
+	return json.Marshal(struct {
+		plain
+		Source string `json:"source"`
+	}{plain(c), c.Name})
 }
 
 func (c Change) String() string {

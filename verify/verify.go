@@ -7,6 +7,7 @@ package verify
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -120,6 +121,17 @@ type Problem struct {
 	Kind string `json:"problem"`
 	// Detail says what differs, in words.
 	Detail string `json:"detail"`
+}
+
+// MarshalJSON writes the problem with `source`, the name every other
+// command's JSON gives a package, beside `package`, kept for one release
+// for the scripts that read it.
+func (p Problem) MarshalJSON() ([]byte, error) {
+	type plain Problem
+	return json.Marshal(struct {
+		plain
+		Source string `json:"source"`
+	}{plain(p), p.Package})
 }
 
 func (p Problem) String() string {
