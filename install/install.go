@@ -335,7 +335,7 @@ func CheckFresh(l *lock.Lock, dest string, allowDowngrade bool) error {
 	if allowDowngrade {
 		return nil
 	}
-	return lock.CheckFresh("the lock to install", l.Serial, "install directory "+dest, held.Serial)
+	return lock.CheckFresh("the lock to install", l.Serial, "the install in "+dest, held.Serial)
 }
 
 // checkDest refuses to replace a directory that holds something other than

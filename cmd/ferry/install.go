@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -120,6 +122,9 @@ is 3.`,
 			plan := &install.Plan{}
 			if dest != "" {
 				if plan, err = install.Install(cmd.Context(), l, opts); err != nil {
+					if de := (*lock.DowngradeError)(nil); errors.As(err, &de) {
+						return fmt.Errorf("%w (pass --allow-downgrade to accept it)", err)
+					}
 					return err
 				}
 			}
