@@ -18,8 +18,8 @@ import (
 	"go.yaml.in/yaml/v3"
 	"oras.land/oras-go/v2/errdef"
 
-	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/errkind"
+	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/indexrepo"
 )
 
