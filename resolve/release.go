@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -32,9 +33,11 @@ import (
 //     the manifest's digest, which its signature signs, covers it;
 //   - failing that, the release just below the tag in the repository's
 //     semver order: the same digest under the lower tag is that older
-//     release, and within one minor line (patch releases are cut in
-//     order) an image config `created` earlier than the lower release's
-//     is an older build.
+//     release, and, for an image, within one minor line (patch releases
+//     are cut in order) a config `created` earlier than the lower
+//     release's is an older build. This costs one HEAD of the lower tag
+//     per package (and, for an image in the same minor line, its and the
+//     lower release's config).
 
 // annotationVersion is the OCI annotation recording a package's version
 // (image-spec annotations.md, org.opencontainers.image.version).
@@ -117,12 +120,7 @@ func (rs *roundState) checkRelease(ctx context.Context, source string, c choice,
 	if err != nil {
 		return nil
 	}
-	release, err := rs.r.acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	od, err := repo.Resolve(ctx, older)
+	od, err := rs.r.resolveTag(ctx, repo, source, older)
 	if err != nil {
 		return nil
 	}
@@ -133,6 +131,9 @@ func (rs *roundState) checkRelease(ctx context.Context, source string, c choice,
 	if ov.Major() != tv.Major() || ov.Minor() != tv.Minor() {
 		return nil // a patch of an older line may be built after a newer release
 	}
+	if k := e.meta.Kind; k != format.KindImage && k != format.KindArtifact {
+		return nil // an xpkg's build date is its builder's (crossplane xpkg build writes none)
+	}
 	created, err1 := createdOf(ctx, repo, e.desc)
 	oc, err2 := createdOf(ctx, repo, od)
 	if err1 != nil || err2 != nil || created.IsZero() || oc.IsZero() || !created.Before(oc) {
@@ -140,6 +141,39 @@ func (rs *roundState) checkRelease(ctx context.Context, source string, c choice,
 	}
 	refuse.Created, refuse.OlderCreated = created, oc
 	return errkind.Mark(errkind.Mismatch, refuse)
+}
+
+// taggedEntry is one tag resolved for the rollback check.
+type taggedEntry struct {
+	once sync.Once
+	desc ocispec.Descriptor
+	err  error
+}
+
+// resolveTag resolves source:tag once per resolution, from a manifest the
+// resolver already read under that tag when there is one.
+func (r *resolver) resolveTag(ctx context.Context, repo format.Repository, source, tag string) (ocispec.Descriptor, error) {
+	r.mu.Lock()
+	fe := r.fetches[source+"@"+tag]
+	r.mu.Unlock()
+	if fe != nil {
+		fe.once.Do(func() {}) // wait for a read in flight
+		if fe.err == nil {
+			return fe.desc, nil
+		}
+	}
+	v, _ := r.released.LoadOrStore(source+":"+tag, &taggedEntry{})
+	te := v.(*taggedEntry)
+	te.once.Do(func() {
+		release, err := r.acquire(ctx)
+		if err != nil {
+			te.err = err
+			return
+		}
+		defer release()
+		te.desc, te.err = repo.Resolve(ctx, tag)
+	})
+	return te.desc, te.err
 }
 
 // comparesReleases reports whether a package of kind read from source,

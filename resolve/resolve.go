@@ -330,6 +330,9 @@ type resolver struct {
 	mu      sync.Mutex
 	fetches map[string]*fetchEntry // "REPO@OBJECT"
 	tags    map[string]*tagEntry   // "REPO"
+	// released holds the tags resolved for the rollback check
+	// (release.go), "REPO:TAG", each read once.
+	released sync.Map
 	// queued and done are the node keys (and, in done, the packages
 	// "SOURCE@DIGEST") reported to opts.Progress, so a later round does
 	// not count them again.
