@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/registry/remote"
 
+	"github.com/ferryhq/ferry/internal/charttest"
 	"github.com/ferryhq/ferry/internal/clitest"
 	"github.com/ferryhq/ferry/internal/fixture"
 	"github.com/ferryhq/ferry/internal/registrytest"
@@ -126,10 +128,46 @@ func TestE2ERollbackEveryFormat(t *testing.T) {
 		idx.Entries["zk"] = append(idx.Entries["zk"], &old)
 	})
 
+	// Porter: bundle 1.0.0 also tagged v1.1.0.
+	e2ePush(t, h, map[string][]fixture.Bundle{"porter/moved": {{Name: "moved", Version: "1.0.0", Tags: []string{"v1.0.0", "v1.1.0"}}}})
+	// Helm: chart 1.0.0 also tagged 1.1.0.
+	tgz, err := charttest.ChartArchive(charttest.Chart(charttest.ChartSpec{Name: "moved", Version: "1.0.0"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := charttest.PushChart(tgz, h+"/charts", day(1)); err != nil {
+		t.Fatal(err)
+	}
+	chartRepo := repo("charts/moved")
+	chartDesc, err := chartRepo.Resolve(ctx, "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chartRepo.Tag(ctx, chartDesc, "1.1.0"); err != nil {
+		t.Fatal(err)
+	}
+	// Mixins: a feed whose v1.1.0 links v1.0.0's binaries.
+	mixinFeed := func(links110 string) string {
+		return `<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><category term="exec"/>` +
+			`<entry><id>exec/v1.0.0</id><updated>2025-01-01T00:00:00Z</updated><category term="exec"/><content>v1.0.0</content>` +
+			`<link rel="download" href="https://cdn.example/mixins/v1.0.0/exec-linux-amd64"/></entry>` +
+			`<entry><id>exec/v1.1.0</id><updated>2025-02-01T00:00:00Z</updated><category term="exec"/><content>v1.1.0</content>` +
+			`<link rel="download" href="https://cdn.example/mixins/` + links110 + `/exec-linux-amd64"/></entry></feed>`
+	}
+	mixinYAML := `apiVersion: ferry.dev/v1alpha1
+kind: MirrorSet
+mixins:
+  - name: exec
+    version: 1.x
+    feed: file://FEED
+platforms: [linux/amd64]
+`
+
 	tests := []struct {
 		name string
 		args []string
 		yaml string // ferry.yaml, when the roots are not arguments
+		feed string // feed.xml beside it, named file://FEED in yaml
 		code int
 		want []string
 	}{
@@ -147,6 +185,13 @@ func TestE2ERollbackEveryFormat(t *testing.T) {
 			want: []string{"tag 1.2.1", "older release than 1.2.0", "created 2025-01-02T00:00:00Z, before 1.2.0", "created 2025-01-10T00:00:00Z"}},
 		{name: "image: a patch of an older line built later", args: []string{h + "/img/backport", "--version", "^1.0"}},
 		{name: "image: honest releases, annotated", args: []string{h + "/img/honest", "--version", "^1.0"}},
+		{name: "porter: a tag moved to an older release", args: []string{h + "/porter/moved:v1.1.0"}, code: 3,
+			want: []string{h + "/porter/moved:v1.1.0", "names version 1.1.0", "declares version 1.0.0"}},
+		{name: "helm: a tag moved to an older release", args: []string{"oci://" + h + "/charts/moved:1.1.0"}, code: 3,
+			want: []string{"names version 1.1.0", "declares version 1.0.0"}},
+		{name: "helm: an honest tag", args: []string{"oci://" + h + "/charts/moved:1.0.0"}},
+		{name: "mixin: a version linking an older release's binaries", code: 3, yaml: mixinYAML, feed: mixinFeed("v1.0.0"),
+			want: []string{"mixin exec version v1.1.0 is an older release (v1.0.0)", "names version v1.0.0"}},
 		{name: "kudo: an artifact tagged with another operator version", args: []string{h + "/kudo/zk:3.6.2_0.2.0"}, code: 3,
 			want: []string{"names version 3.6.2+0.2.0", "declares version 3.6.2_0.1.0"}},
 		{name: "kudo: an honest tag", args: []string{h + "/kudo/zk:3.6.2_0.1.0"}},
@@ -164,8 +209,11 @@ kudo:
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			env := clitest.New(t)
+			if tt.feed != "" {
+				env.WriteFile("feed.xml", tt.feed)
+			}
 			if tt.yaml != "" {
-				env.WriteFile("ferry.yaml", tt.yaml)
+				env.WriteFile("ferry.yaml", strings.ReplaceAll(tt.yaml, "FEED", env.Path("feed.xml")))
 			}
 			env.Expect(tt.code, append([]string{"lock"}, tt.args...), tt.want...)
 			if tt.code != 0 {
