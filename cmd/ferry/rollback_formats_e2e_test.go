@@ -222,3 +222,32 @@ kudo:
 		})
 	}
 }
+
+// TestE2EDiffRollback: `ferry diff` lists a version moved up onto the
+// digest the older version had (an older release under a newer tag, in a
+// lock written elsewhere) first, as "! ROLLBACK", with a warning, and
+// under "replaced" with op "rollback" in -o json.
+func TestE2EDiffRollback(t *testing.T) {
+	t.Parallel()
+	src := registrytest.New(t)
+	h := src.Host
+	e2ePush(t, h, map[string][]fixture.Bundle{"dr/web": {e2eBundle("web", "1.0.0")}, "dr/db": {e2eBundle("db", "1.0.0"), e2eBundle("db", "1.1.0")}})
+	env := e2eEnv(t)
+	env.MustRun("lock", h+"/dr/web:v1.0.0", h+"/dr/db:v1.0.0", "--lock", "old.lock")
+	env.MustRun("lock", h+"/dr/web:v1.0.0", h+"/dr/db:v1.1.0", "--lock", "new.lock")
+	// The same web digest recorded as v1.1.0.
+	env.WriteFile("new.lock", strings.ReplaceAll(env.ReadFile("new.lock"), "/dr/web:v1.0.0", "/dr/web:v1.1.0"))
+	env.WriteFile("new.lock", strings.Replace(env.ReadFile("new.lock"), "version: v1.0.0", "version: v1.1.0", 1))
+	r := env.Expect(0, []string{"diff", "old.lock", "new.lock"}, "! ROLLBACK package "+h+"/dr/web v1.0.0 -> v1.1.0", "an older release under a newer tag")
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "! ROLLBACK") || !strings.HasPrefix(lines[1], "~ package "+h+"/dr/db v1.0.0 -> v1.1.0") {
+		t.Fatalf("stdout:\n%s", r.Stdout)
+	}
+	if !strings.Contains(r.Stderr, "WARNING: 1 version(s) moved up onto the digest they had") {
+		t.Errorf("stderr:\n%s", r.Stderr)
+	}
+	j := env.Expect(0, []string{"diff", "old.lock", "new.lock", "-o", "json"})
+	if !strings.Contains(j.Stdout, `"op": "rollback"`) {
+		t.Errorf("-o json:\n%s", j.Stdout)
+	}
+}
