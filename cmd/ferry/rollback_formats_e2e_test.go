@@ -146,6 +146,16 @@ func TestE2ERollbackEveryFormat(t *testing.T) {
 	if err := chartRepo.Tag(ctx, chartDesc, "1.1.0"); err != nil {
 		t.Fatal(err)
 	}
+	// A classic Helm repository whose index lists 1.1.0 at 1.0.0's
+	// archive (its digest too).
+	tgz110, err := charttest.ChartArchive(charttest.Chart(charttest.ChartSpec{Name: "moved", Version: "1.1.0"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	classic := newChartRepoServer(t)
+	classic.publish(t, map[string][]byte{"moved-1.0.0.tgz": tgz, "moved-1.1.0.tgz": tgz110})
+	classic.set("moved-1.1.0.tgz", tgz)
+	classic.set("index.yaml", []byte(strings.ReplaceAll(string(classic.files["index.yaml"]), digest.FromBytes(tgz110).Encoded(), digest.FromBytes(tgz).Encoded())))
 	// Mixins: a feed whose v1.1.0 links v1.0.0's binaries.
 	mixinFeed := func(links110 string) string {
 		return `<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><category term="exec"/>` +
@@ -190,6 +200,9 @@ platforms: [linux/amd64]
 		{name: "helm: a tag moved to an older release", args: []string{"oci://" + h + "/charts/moved:1.1.0"}, code: 3,
 			want: []string{"names version 1.1.0", "declares version 1.0.0"}},
 		{name: "helm: an honest tag", args: []string{"oci://" + h + "/charts/moved:1.0.0"}},
+		{name: "helm: a classic repository version whose archive is an older release", code: 3,
+			yaml: "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\ncharts:\n  - repo: " + classic.srv.URL + "\n    name: moved\n    version: 1.1.0\n",
+			want: []string{"holds chart moved version 1.0.0", "lists it as moved version 1.1.0"}},
 		{name: "mixin: a version linking an older release's binaries", code: 3, yaml: mixinYAML, feed: mixinFeed("v1.0.0"),
 			want: []string{"mixin exec version v1.1.0 is an older release (v1.0.0)", "names version v1.0.0"}},
 		{name: "kudo: an artifact tagged with another operator version", args: []string{h + "/kudo/zk:3.6.2_0.2.0"}, code: 3,
