@@ -69,8 +69,11 @@ type Metadata struct {
 	// "_"), so that a tag chosen by a version range must name the version
 	// the package declares: the resolver refuses a package found under a
 	// semver tag other than its own Version (an older release moved under
-	// a newer tag). False for formats whose packages declare no version
-	// (Crossplane: the tag is the version).
+	// a newer tag). Porter, Helm and KUDO set it. For a package that
+	// declares no version (a Crossplane xpkg, an image), the resolver
+	// reads which release it is from its manifest's
+	// org.opencontainers.image.version annotation, else from the release
+	// below its tag (resolve/release.go).
 	TaggedByVersion bool
 	// Dependencies lists the packages this one requires, in declared order.
 	Dependencies []Dependency

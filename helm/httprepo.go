@@ -18,6 +18,7 @@ import (
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/indexrepo"
 )
@@ -166,7 +167,8 @@ func buildChart(ctx context.Context, d *indexrepo.Download) (indexrepo.Artifact,
 	}
 	meta := ch.Metadata
 	if meta.Name != d.Name || meta.Version != cv.Version {
-		return indexrepo.Artifact{}, fmt.Errorf("%s holds chart %s version %s", indexrepo.SafeURL(d.URL), meta.Name, meta.Version)
+		return indexrepo.Artifact{}, errkind.Markf(errkind.Mismatch, "%s holds chart %s version %s, but the index lists it as %s version %s: "+
+			"an older release may have been moved under a newer version; refusing it", indexrepo.SafeURL(d.URL), meta.Name, meta.Version, d.Name, cv.Version)
 	}
 	prov, err := d.Get(ctx, d.URL+".prov", maxProvSize)
 	if errors.Is(err, indexrepo.ErrHTTPNotFound) {

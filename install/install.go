@@ -76,6 +76,10 @@ type Options struct {
 	// LockFile+".sig" the exit code is 3, and with one but no LockKey to
 	// check it with, 2.
 	RequireSignedLock bool
+	// AllowDowngrade installs a lock older (a lower serial) than the one
+	// an earlier install into Dest recorded; without it Install refuses
+	// (CheckFresh).
+	AllowDowngrade bool
 	// Writers are the formats that write files of their own into the
 	// install directory (Crossplane manifests).
 	Writers []Writer
@@ -107,6 +111,9 @@ type Plan struct {
 	Kind       string `json:"kind"`
 	// Inputs is the lock's inputs digest.
 	Inputs string `json:"inputs"`
+	// Serial is the lock's serial (lock.Lock.Serial): a later install
+	// into the directory refuses a lock with a lower one (CheckFresh).
+	Serial int64  `json:"serial,omitempty"`
 	Steps  []Step `json:"steps"`
 }
 
@@ -141,6 +148,9 @@ func Install(ctx context.Context, l *lock.Lock, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	if err := checkDest(dest); err != nil {
+		return nil, err
+	}
+	if err := CheckFresh(l, dest, opts.AllowDowngrade); err != nil {
 		return nil, err
 	}
 	plan, relocation, err := build(l, opts.Mirror)
@@ -302,6 +312,32 @@ func CheckLockSignature(l *lock.Lock, opts Options) error {
 	return nil
 }
 
+// CheckFresh refuses, with a *lock.DowngradeError of kind
+// errkind.Mismatch, to install l into dest over an earlier install of a
+// newer lock (a higher serial in its plan.json), unless allowDowngrade is
+// set (TUF's rule against rollback; see lock.CheckFresh). A directory
+// without an earlier install, or whose plan records no serial, holds
+// serial 0.
+func CheckFresh(l *lock.Lock, dest string, allowDowngrade bool) error {
+	data, err := os.ReadFile(filepath.Join(dest, PlanFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the earlier install's %s: %w", PlanFile, err)
+	}
+	var held struct {
+		Serial int64 `json:"serial"`
+	}
+	if err := json.Unmarshal(data, &held); err != nil {
+		return errkind.Markf(errkind.BadInput, "install destination %s: %s: %w", dest, PlanFile, err)
+	}
+	if allowDowngrade {
+		return nil
+	}
+	return lock.CheckFresh("the lock to install", l.Serial, "the install in "+dest, held.Serial)
+}
+
 // checkDest refuses to replace a directory that holds something other than
 // an earlier ferry install.
 func checkDest(dest string) error {
@@ -344,7 +380,7 @@ func build(l *lock.Lock, mirror *relocate.Mapping) (*Plan, map[string]string, er
 	if err != nil {
 		return nil, nil, err
 	}
-	plan := &Plan{APIVersion: lock.APIVersion, Kind: "InstallPlan", Inputs: l.Inputs}
+	plan := &Plan{APIVersion: lock.APIVersion, Kind: "InstallPlan", Inputs: l.Inputs, Serial: l.Serial}
 	relocation := map[string]string{}
 	mirrorOf := map[string]string{}
 	for _, p := range l.Resolved() {

@@ -332,13 +332,17 @@ func (f Format) Read(ctx context.Context, repo content.Fetcher, desc ocispec.Des
 		return nil, err
 	}
 	meta := &format.Metadata{
-		Kind:         format.KindKudoOperator,
-		Name:         p.Operator.Name,
-		Version:      p.Version(),
-		Dependencies: append(op.dependencies(), op.imageDeps()...),
-		Warnings:     op.warnings(),
-		Attributes:   map[string]string{AttributeTarballDigest: layer.Digest.String()},
-		Data:         op,
+		Kind:    format.KindKudoOperator,
+		Name:    p.Operator.Name,
+		Version: p.Version(),
+		// The artifact is tagged APPVERSION_OPERATORVERSION (repo.go
+		// buildPackage), from operator.yaml: a tag naming other versions
+		// holds another release.
+		TaggedByVersion: true,
+		Dependencies:    append(op.dependencies(), op.imageDeps()...),
+		Warnings:        op.warnings(),
+		Attributes:      map[string]string{AttributeTarballDigest: layer.Digest.String()},
+		Data:            op,
 	}
 	return meta, nil
 }

@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"oras.land/oras-go/v2/errdef"
 
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/indexrepo"
 )
@@ -265,7 +266,9 @@ func buildPackage(_ context.Context, d *indexrepo.Download) (indexrepo.Artifact,
 	if d.Listed {
 		iv := d.Version.Entry.(*IndexVersion)
 		if o.Name != d.Name || o.AppVersion != iv.AppVersion || o.OperatorVersion != iv.OperatorVersion {
-			return indexrepo.Artifact{}, fmt.Errorf("%s holds operator %s version %s", indexrepo.SafeURL(d.URL), o.Name, p.Version())
+			return indexrepo.Artifact{}, errkind.Markf(errkind.Mismatch, "%s holds operator %s version %s, but the index lists it as %s version %s: "+
+				"an older release may have been moved under a newer version; refusing it",
+				indexrepo.SafeURL(d.URL), o.Name, p.Version(), d.Name, versionTag(iv.AppVersion, iv.OperatorVersion))
 		}
 		repoURL = d.SourceURL
 	}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/opencontainers/go-digest"
 )
 
@@ -17,6 +18,10 @@ const (
 	// a re-uploaded feed binary). Legitimate releases change the version;
 	// this category is reported first, and loudly.
 	OpReplaced = "replaced"
+	// OpRollback is a version moved up whose digest stayed: the newer
+	// version is the release the older one was (an older release moved
+	// under a newer tag). Reported with OpReplaced, first and loudly.
+	OpRollback = "rollback"
 	// OpChanged is a change of version (and usually of digest), or of the
 	// digest of a package locked without a version (a digest pin).
 	OpChanged = "changed"
@@ -28,7 +33,7 @@ const (
 
 // Change is one difference between two locks.
 type Change struct {
-	// Op is OpReplaced, OpChanged, OpAdded or OpRemoved.
+	// Op is OpReplaced, OpRollback, OpChanged, OpAdded or OpRemoved.
 	Op string `json:"op"`
 	// Kind is "package", "tag" or "mixin". A "tag" change is a tag of a
 	// package's digest added or removed (lock.Package.Tags) while the
@@ -60,18 +65,34 @@ func (c Change) String() string {
 		return fmt.Sprintf("+ %s %s %s %s", c.Kind, c.Name, c.NewVersion, c.NewDigest)
 	case OpRemoved:
 		return fmt.Sprintf("- %s %s %s %s", c.Kind, c.Name, c.OldVersion, c.OldDigest)
+	case OpRollback:
+		return fmt.Sprintf("! ROLLBACK %s %s %s -> %s: the newer version is the same digest as the older (%s): an older release under a newer tag", c.Kind, c.Name, c.OldVersion, c.NewVersion, c.NewDigest)
 	case OpReplaced:
 		return fmt.Sprintf("! REPLACED %s %s %s: digest changed under an unchanged version (%s -> %s)", c.Kind, c.Name, c.NewVersion, c.OldDigest, c.NewDigest)
 	}
 	return fmt.Sprintf("~ %s %s %s -> %s (%s -> %s)", c.Kind, c.Name, c.OldVersion, c.NewVersion, c.OldDigest, c.NewDigest)
 }
 
-// Replaced returns the changes of changes that are OpReplaced, and the
-// others, each in their order.
+// versionBelow reports whether a and b are semantic versions (a leading
+// "v" allowed, "_" for "+" as in tags) and a is below b.
+func versionBelow(a, b string) bool {
+	parse := func(s string) *semver.Version {
+		v, err := semver.NewVersion(strings.ReplaceAll(strings.TrimPrefix(s, "v"), "_", "+"))
+		if err != nil {
+			return nil
+		}
+		return v
+	}
+	av, bv := parse(a), parse(b)
+	return av != nil && bv != nil && av.LessThan(bv)
+}
+
+// Replaced returns the changes of changes that are OpReplaced or
+// OpRollback, and the others, each in their order.
 func Replaced(changes []Change) (replaced, others []Change) {
 	replaced, others = []Change{}, []Change{}
 	for _, c := range changes {
-		if c.Op == OpReplaced {
+		if c.Op == OpReplaced || c.Op == OpRollback {
 			replaced = append(replaced, c)
 		} else {
 			others = append(others, c)
@@ -111,6 +132,9 @@ func Diff(a, b *Lock) []Change {
 				op := OpChanged
 				if old.version != "" && old.version == nw.version && isDigest(old.digest) && isDigest(nw.digest) {
 					op = OpReplaced
+				}
+				if old.digest == nw.digest && isDigest(nw.digest) && versionBelow(old.version, nw.version) {
+					op = OpRollback
 				}
 				out = append(out, Change{Op: op, Kind: kind, Name: n, OldVersion: old.version, NewVersion: nw.version, OldDigest: old.digest, NewDigest: nw.digest})
 			}

@@ -54,6 +54,21 @@ func TestDiffReplaced(t *testing.T) {
 			want: []string{"replaced package r.io/web", "replaced mixin exec", "changed package r.io/api", "added package r.io/aaa"},
 		},
 		{
+			name: "a newer version on the same digest: a rollback, first",
+			a:    diamond(),
+			b: edit(func(l *lock.Lock) {
+				l.Package("r.io/api").Version, l.Package("r.io/api").Digest = "v1.1.0", dOld
+				l.Package("r.io/web").Version = "v9.0.0"
+			}),
+			want: []string{"rollback package r.io/web", "changed package r.io/api"},
+		},
+		{
+			name: "an older version on the same digest",
+			a:    edit(func(l *lock.Lock) { l.Package("r.io/web").Version = "v9.0.0" }),
+			b:    diamond(),
+			want: []string{"changed package r.io/web"},
+		},
+		{
 			name: "a digest pin without a version moved",
 			a:    edit(func(l *lock.Lock) { l.Package("r.io/web").Version = "" }),
 			b:    edit(func(l *lock.Lock) { l.Package("r.io/web").Version = ""; swapped(l) }),
@@ -84,12 +99,14 @@ func TestDiffReplaced(t *testing.T) {
 				t.Errorf("Replaced split %d changes into %d + %d", len(changes), len(replaced), len(others))
 			}
 			for _, c := range replaced {
-				if c.Op != lock.OpReplaced || c.OldVersion != c.NewVersion || c.OldDigest == c.NewDigest {
+				replacedOK := c.Op == lock.OpReplaced && c.OldVersion == c.NewVersion && c.OldDigest != c.NewDigest
+				rollbackOK := c.Op == lock.OpRollback && c.OldVersion != c.NewVersion && c.OldDigest == c.NewDigest
+				if !replacedOK && !rollbackOK {
 					t.Errorf("replaced %+v", c)
 				}
 			}
 			for _, c := range others {
-				if c.Op == lock.OpReplaced {
+				if c.Op == lock.OpReplaced || c.Op == lock.OpRollback {
 					t.Errorf("other %+v", c)
 				}
 			}

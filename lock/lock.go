@@ -39,6 +39,13 @@ const (
 type Lock struct {
 	APIVersion string `yaml:"apiVersion" json:"apiVersion"`
 	Kind       string `yaml:"kind" json:"kind"`
+	// Serial orders the locks written at one path, under the lock's
+	// signature (TUF's version number, its rule against rollback): a
+	// lock written over one with other content takes the next serial
+	// (see Advance), and a destination that holds a lock refuses one
+	// with a lower serial (CheckFresh). Absent (0) in the first lock
+	// written at a path and in locks written before ferry kept it.
+	Serial int64 `yaml:"serial,omitempty" json:"serial,omitempty"`
 	// Inputs is the digest of the normalised inputs the lock was made from.
 	Inputs string `yaml:"inputs" json:"inputs"`
 	// Input is the input file the lock was made from (ferry.yaml,
@@ -573,12 +580,19 @@ func (l *Lock) Marshal() ([]byte, error) {
 
 // Write writes the lock to path atomically: a temporary file in the same
 // directory, synced, then renamed. It leaves an identical file untouched.
+//
+// A lock already at path sets the serial first (Advance): the written
+// lock's serial is above the old one's unless the content is the same.
 func (l *Lock) Write(path string) error {
+	old, oldErr := os.ReadFile(path)
+	if oldErr == nil {
+		l.Advance(old)
+	}
 	data, err := l.Marshal()
 	if err != nil {
 		return err
 	}
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+	if oldErr == nil && bytes.Equal(old, data) {
 		return nil
 	}
 	return WriteFileAtomic(path, data, 0o644)

@@ -401,7 +401,7 @@ const SignatureSuffix = ".sig"
 // there: the file's bytes (nil when there is no lock), its signature
 // LOCK.sig (nil when there is none), and whether l's canonical bytes are
 // exactly the file's, so that writing l would leave a signed lock as it
-// is.
+// is. It sets l's serial for writing over the file first (Advance).
 func SignedState(lockPath string, l *Lock) (data, sig []byte, same bool, err error) {
 	data, err = sizecap.ReadFile(lockPath, MaxFileSize)
 	if errors.Is(err, os.ErrNotExist) {
@@ -416,6 +416,9 @@ func SignedState(lockPath string, l *Lock) (data, sig []byte, same bool, err err
 	}
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("reading %s: %w", lockPath+SignatureSuffix, err)
+	}
+	if data != nil {
+		l.Advance(data)
 	}
 	want, err := l.Marshal()
 	if err != nil {

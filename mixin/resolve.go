@@ -18,7 +18,9 @@ import (
 //     the highest satisfying version. Prereleases match only when the
 //     constraint names one; non-semver versions never match.
 //
-// When nothing matches, the error lists the versions the feed has.
+// When nothing matches, the error lists the versions the feed has. A
+// version whose feed entry is an older release (checkRelease) is refused
+// with a *ReleaseRollbackError of kind errkind.Mismatch.
 func (f *Feed) Choose(name, constraint string) (Version, error) {
 	versions := f.Versions(name)
 	if len(versions) == 0 {
@@ -26,7 +28,7 @@ func (f *Feed) Choose(name, constraint string) (Version, error) {
 	}
 	c := strings.TrimSpace(constraint)
 	if v, ok := f.Lookup(name, c); ok && c != "" {
-		return v, nil
+		return v, checkRelease(v, versions)
 	}
 	var match func(*semver.Version) bool
 	if c == "" || c == "latest" {
@@ -45,7 +47,7 @@ func (f *Feed) Choose(name, constraint string) (Version, error) {
 			continue
 		}
 		if match(sv) {
-			return versions[i], nil
+			return versions[i], checkRelease(versions[i], versions)
 		}
 	}
 	names := make([]string, len(versions))

@@ -51,7 +51,9 @@ func checkDeclared(source string, c choice, reqs []requirement, meta *format.Met
 	if tv == nil {
 		return nil
 	}
-	dv, err := semver.NewVersion(strings.TrimPrefix(strings.TrimSpace(meta.Version), "v"))
+	// "_" for "+" in the declared version too: a KUDO operator's version
+	// is APPVERSION_OPERATORVERSION (kudo.Package.Version).
+	dv, err := semver.NewVersion(strings.ReplaceAll(strings.TrimPrefix(strings.TrimSpace(meta.Version), "v"), "_", "+"))
 	if err == nil && tv.Equal(dv) && tv.Metadata() == dv.Metadata() {
 		return nil
 	}

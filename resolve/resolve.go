@@ -330,6 +330,9 @@ type resolver struct {
 	mu      sync.Mutex
 	fetches map[string]*fetchEntry // "REPO@OBJECT"
 	tags    map[string]*tagEntry   // "REPO"
+	// released holds the tags resolved for the rollback check
+	// (release.go), "REPO:TAG", each read once.
+	released sync.Map
 	// queued and done are the node keys (and, in done, the packages
 	// "SOURCE@DIGEST") reported to opts.Progress, so a later round does
 	// not count them again.
@@ -405,6 +408,10 @@ type fetchEntry struct {
 	// index is the manifest's bytes when it is an image index (or a
 	// Docker manifest list), for choosing a platform (platform.go).
 	index []byte
+	// released is the version the manifest's annotations record
+	// (org.opencontainers.image.version), if any: signed with the
+	// manifest (checkRelease).
+	released string
 }
 
 type tagEntry struct {
@@ -427,7 +434,7 @@ func (r *resolver) fetch(ctx context.Context, source string, c choice) (*fetchEn
 	}
 	r.mu.Unlock()
 	e.once.Do(func() {
-		e.desc, e.meta, e.rules, e.index, e.err = r.read(ctx, source, c.object())
+		e.desc, e.meta, e.rules, e.index, e.released, e.err = r.read(ctx, source, c.object())
 		if e.err == nil {
 			r.mu.Lock()
 			if _, ok := r.fetches[source+"@"+e.desc.Digest.String()]; !ok {
@@ -439,17 +446,17 @@ func (r *resolver) fetch(ctx context.Context, source string, c choice) (*fetchEn
 	return e, e.err
 }
 
-func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Descriptor, *format.Metadata, Rules, []byte, error) {
+func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Descriptor, *format.Metadata, Rules, []byte, string, error) {
 	repo, err := r.open(source)
 	if err != nil {
-		return ocispec.Descriptor{}, nil, nil, nil, err
+		return ocispec.Descriptor{}, nil, nil, nil, "", err
 	}
 	// One slot covers the package's reads: the manifest and what its
 	// format reads after it, one at a time. It is given back before the
 	// tag list below, which takes a slot of its own.
 	release, err := r.acquire(ctx)
 	if err != nil {
-		return ocispec.Descriptor{}, nil, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
+		return ocispec.Descriptor{}, nil, nil, nil, "", fmt.Errorf("fetching %s: %w", refString(source, object), err)
 	}
 	desc, rc, err := repo.FetchReference(ctx, object)
 	if err != nil {
@@ -457,19 +464,19 @@ func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Des
 		if errors.Is(err, errdef.ErrNotFound) && !strings.HasPrefix(object, "sha256:") {
 			// Say it once, with the tags there are (see errors.go).
 			if tags, terr := r.listTags(ctx, source); terr == nil && !slices.Contains(tags, object) {
-				return ocispec.Descriptor{}, nil, nil, nil, &TagNotFoundError{Source: source, Tag: object, Tags: tags}
+				return ocispec.Descriptor{}, nil, nil, nil, "", &TagNotFoundError{Source: source, Tag: object, Tags: tags}
 			}
 		}
-		return ocispec.Descriptor{}, nil, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
+		return ocispec.Descriptor{}, nil, nil, nil, "", fmt.Errorf("fetching %s: %w", refString(source, object), err)
 	}
 	defer release()
 	defer rc.Close()
 	if desc.Size > maxManifestBytes {
-		return desc, nil, nil, nil, fmt.Errorf("fetching %s: manifest of %d bytes is too large", refString(source, object), desc.Size)
+		return desc, nil, nil, nil, "", fmt.Errorf("fetching %s: manifest of %d bytes is too large", refString(source, object), desc.Size)
 	}
 	raw, err := io.ReadAll(io.LimitReader(rc, maxManifestBytes+1))
 	if err != nil {
-		return desc, nil, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
+		return desc, nil, nil, nil, "", fmt.Errorf("fetching %s: %w", refString(source, object), err)
 	}
 	r.opts.Progress.BlobBytes("resolve "+refString(source, object), int64(len(raw)))
 	// The bytes decide: their digest (checked against the digest asked
@@ -481,7 +488,7 @@ func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Des
 	}
 	desc, err = manifest.Describe(raw, asked, desc.Digest, desc.MediaType)
 	if err != nil {
-		return desc, nil, nil, nil, fmt.Errorf("fetching %s: %w", refString(source, object), err)
+		return desc, nil, nil, nil, "", fmt.Errorf("fetching %s: %w", refString(source, object), err)
 	}
 	for _, ff := range r.opts.Formats {
 		f, ok := ff.(format.Reader)
@@ -493,15 +500,15 @@ func (r *resolver) read(ctx context.Context, source, object string) (ocispec.Des
 			continue
 		}
 		if err != nil {
-			return desc, nil, nil, nil, fmt.Errorf("reading %s: %w", refString(source, object), err)
+			return desc, nil, nil, nil, "", fmt.Errorf("reading %s: %w", refString(source, object), err)
 		}
 		rules, ok := ff.(Rules)
 		if !ok {
 			rules = defaultRules{}
 		}
-		return desc, meta, rules, indexBytes(desc, raw), nil
+		return desc, meta, rules, indexBytes(desc, raw), versionAnnotation(raw), nil
 	}
-	return desc, &format.Metadata{Kind: format.KindArtifact}, defaultRules{}, indexBytes(desc, raw), nil
+	return desc, &format.Metadata{Kind: format.KindArtifact}, defaultRules{}, indexBytes(desc, raw), versionAnnotation(raw), nil
 }
 
 // open opens source for reading, through the format that owns it when it

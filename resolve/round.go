@@ -159,7 +159,7 @@ func (rs *roundState) visit(ctx context.Context, key string) levelResult {
 		res.err = withChain(reqs, source, res.err)
 		return res
 	}
-	if err := checkDeclared(source, c, reqs, res.entry.meta); err != nil {
+	if err := rs.checkRelease(ctx, source, c, reqs, res.entry); err != nil {
 		res.err = withChain(reqs, source, err)
 		return res
 	}

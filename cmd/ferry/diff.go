@@ -16,7 +16,8 @@ type diffJSON struct {
 	// Identical reports that the locks hold the same packages and mixins
 	// at the same versions and digests.
 	Identical bool `json:"identical"`
-	// Replaced lists digest changes under an unchanged version.
+	// Replaced lists digest changes under an unchanged version, and
+	// versions moved up onto the same digest (lock.OpRollback).
 	Replaced []lock.Change `json:"replaced"`
 	// Changes lists versions changed, entries added and removed.
 	Changes []lock.Change `json:"changes"`
@@ -68,9 +69,18 @@ every other change under "changes".
 					fmt.Println(c.String())
 				}
 			}
-			if len(replaced) > 0 {
+			rollbacks := 0
+			for _, c := range replaced {
+				if c.Op == lock.OpRollback {
+					rollbacks++
+				}
+			}
+			if n := len(replaced) - rollbacks; n > 0 {
 				// Not subject to --quiet: it is the point of the command.
-				fmt.Fprintf(os.Stderr, "ferry diff: WARNING: %d digest(s) changed under an unchanged version: the content behind a version was replaced; check where it came from before trusting %s\n", len(replaced), args[1])
+				fmt.Fprintf(os.Stderr, "ferry diff: WARNING: %d digest(s) changed under an unchanged version: the content behind a version was replaced; check where it came from before trusting %s\n", n, args[1])
+			}
+			if rollbacks > 0 {
+				fmt.Fprintf(os.Stderr, "ferry diff: WARNING: %d version(s) moved up onto the digest they had: an older release under a newer tag; check where it came from before trusting %s\n", rollbacks, args[1])
 			}
 			if exitCode && len(changes) > 0 {
 				return exitSilently(exitcode.Failure)

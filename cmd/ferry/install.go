@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,7 +18,7 @@ import (
 
 func newInstallCmd(g *globalFlags) *cobra.Command {
 	var lockPath, mirror, dest, porterHome, lockKeyPath string
-	var requireSigned bool
+	var requireSigned, allowDowngrade bool
 	c := &cobra.Command{
 		Use:   "install --dest DIR [--porter-home DIR] [--lock F] [--mirror HOST[/PREFIX]] [--lock-key cosign.pub]",
 		Short: "Materialise the locked closure from the mirror",
@@ -75,7 +77,7 @@ is 3.`,
 				return err
 			}
 			defer env.Close()
-			opts := install.Options{Registry: env.Client, Formats: env.Formats, Dest: dest, Concurrency: g.jobs, LockKey: lockKey, LockFile: lockPath, Retry: env.Client.RetryPolicy(), RequireSignedLock: requireSigned, PlainHTTP: g.plainHTTP}
+			opts := install.Options{Registry: env.Client, Formats: env.Formats, Dest: dest, Concurrency: g.jobs, LockKey: lockKey, LockFile: lockPath, Retry: env.Client.RetryPolicy(), RequireSignedLock: requireSigned, PlainHTTP: g.plainHTTP, AllowDowngrade: allowDowngrade}
 			opts.Reporter = g.startProgress()
 			defer g.stopProgress()
 			// A signed lock's mirror locations are in LOCK.mirror.yaml.
@@ -120,6 +122,9 @@ is 3.`,
 			plan := &install.Plan{}
 			if dest != "" {
 				if plan, err = install.Install(cmd.Context(), l, opts); err != nil {
+					if de := (*lock.DowngradeError)(nil); errors.As(err, &de) {
+						return fmt.Errorf("%w (pass --allow-downgrade to accept it)", err)
+					}
 					return err
 				}
 			}
@@ -156,6 +161,7 @@ is 3.`,
 	c.Flags().StringVar(&mirror, "mirror", "", "read from this mirror HOST[/PREFIX] instead of the one in the lock")
 	c.Flags().StringVar(&dest, "dest", "", "install directory (required unless --porter-home is given); a symbolic link is followed: the directory it points to is replaced, the link is kept")
 	c.Flags().StringVar(&lockKeyPath, "lock-key", "", "cosign public key (cosign.pub): refuse to install unless the lock's signature LOCK.sig (cosign sign-blob) verifies with it")
+	c.Flags().BoolVar(&allowDowngrade, "allow-downgrade", false, "install a lock older (a lower serial) than the one --dest already holds; refused with exit code 3 otherwise")
 	c.Flags().BoolVar(&requireSigned, "require-signed-lock", false, "refuse a lock without a valid signature LOCK.sig: needs --lock-key (ferry.yaml: lock.requireSigned: true)")
 	c.Flags().StringVar(&porterHome, "porter-home", "", "also install the locked Porter mixins into this PORTER_HOME (mixins/NAME/... and mixins/SOURCE/NAME/VERSION/...), from the mirror alone")
 	return c

@@ -435,3 +435,21 @@ func lockMirrorFlag(mirror string, sidecar *lock.Mirrors, stale error) string {
 	}
 	return mirror
 }
+
+// checkFreshLock refuses, with exit code 3, a lock l (what names it) older
+// than the lock at heldPath, unless allow is set (--allow-downgrade).
+func checkFreshLock(l *lock.Lock, what, heldPath string, allow bool) error {
+	held, ok, err := lock.ReadSerial(heldPath)
+	if err != nil || !ok {
+		return err
+	}
+	err = lock.CheckFresh(what, l.Serial, heldPath, held)
+	if err != nil && allow {
+		warn([]string{err.Error() + ": accepted (--allow-downgrade)"})
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w (pass --allow-downgrade to accept it)", err)
+	}
+	return nil
+}

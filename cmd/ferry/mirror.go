@@ -26,6 +26,7 @@ func newMirrorCmd(g *globalFlags) *cobra.Command {
 	var flatten bool
 	var signKeyPath, lockKeyPath, sincePath, maxSizeFlag string
 	var shardFlag string
+	var allowDowngrade bool
 	var shardWait time.Duration
 	c := &cobra.Command{
 		Use:   "mirror [ROOT...|--lock F] [--from HOST[/PREFIX]] --to HOST[/PREFIX] | --to-archive FILE.tar",
@@ -164,6 +165,9 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 				var signedData, signedSig []byte
 				check := func(l *lock.Lock, data, sig []byte) error { // before anything is pushed
 					if err := checkArchiveLock(fromArchive, lockKey, data, sig); err != nil {
+						return err
+					}
+					if err := checkFreshLock(l, fromArchive+"'s "+relocate.ArchiveLockFile, lockPath, allowDowngrade); err != nil {
 						return err
 					}
 					if sig == nil && signKey == nil {
@@ -320,6 +324,7 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 	c.Flags().StringVar(&version, "version", "", "semver constraint for ROOT references without a tag")
 	g.registerSelection(c)
 	c.Flags().StringVar(&toArchive, "to-archive", "", "write the closure, its mixins and the lock into this tar archive instead of a registry")
+	c.Flags().BoolVar(&allowDowngrade, "allow-downgrade", false, "with --from-archive: import an archive whose lock is older (a lower serial) than the one --lock already holds; refused with exit code 3 otherwise")
 	c.Flags().StringVar(&fromArchive, "from-archive", "", "copy an archive written by --to-archive into the registry named by --to")
 	c.Flags().StringVar(&signKeyPath, "sign-key", "", "cosign private key (cosign.key; password in $COSIGN_PASSWORD): sign the lock written into LOCK.sig, as cosign sign-blob does")
 	c.Flags().StringVar(&lockKeyPath, "lock-key", "", "with --from-archive: cosign public key (cosign.pub); refuse the archive before pushing anything unless its ferry.lock.sig verifies over its ferry.lock")

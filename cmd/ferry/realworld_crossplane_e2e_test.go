@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/Masterminds/semver/v3"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/ferryhq/ferry/crossplane"
 	"github.com/ferryhq/ferry/internal/clitest"
@@ -205,8 +206,15 @@ func TestRealworldCrossplaneLockOffline(t *testing.T) {
 				x.DependsOn = append(x.DependsOn, fixture.XpkgDependency{APIVersion: d.APIVersion, Kind: d.Kind, Package: d.Package, Version: d.Version})
 			}
 		}
-		if _, err := fixture.PushXpkg(ctx, repo, x); err != nil {
-			t.Fatalf("%s: %v", p, err)
+		// One release per tag, each recording its version as
+		// docker/metadata-action does: one digest under several version
+		// tags is an older release moved under a newer tag, which ferry
+		// refuses.
+		for _, tag := range tags {
+			x.Tags, x.ManifestAnnotations = []string{tag}, map[string]string{ocispec.AnnotationVersion: tag}
+			if _, err := fixture.PushXpkg(ctx, repo, x); err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
 		}
 	}
 

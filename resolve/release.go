@@ -1,0 +1,267 @@
+package resolve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
+
+	"github.com/ferryhq/ferry/errkind"
+	"github.com/ferryhq/ferry/format"
+)
+
+// A version tag may hold an older release of the same package: a signed
+// release moved under a newer tag, at the source or in a mirror (TUF
+// calls this a rollback, and refuses it by version numbers signed with
+// the content). The package's own metadata decides:
+//
+//   - the version its format reads in it (format.Metadata.Version with
+//     TaggedByVersion): a Porter bundle's bundle.json version, a Helm
+//     chart's Chart.yaml version, a KUDO operator's operator.yaml
+//     versions (checkDeclared);
+//   - for a package whose format records no version (a Crossplane xpkg,
+//     an image, an opaque artifact), the version its manifest's
+//     annotations record (org.opencontainers.image.version, as
+//     docker/metadata-action and `docker buildx --annotation` write it):
+//     the manifest's digest, which its signature signs, covers it;
+//   - failing that, the release just below the tag in the repository's
+//     semver order: the same digest under the lower tag is that older
+//     release, and, for an image, within one minor line (patch releases
+//     are cut in order) a config `created` earlier than the lower
+//     release's is an older build. This costs one HEAD of the lower tag
+//     per package (and, for an image in the same minor line, its and the
+//     lower release's config).
+
+// annotationVersion is the OCI annotation recording a package's version
+// (image-spec annotations.md, org.opencontainers.image.version).
+const annotationVersion = ocispec.AnnotationVersion
+
+// maxConfigBytes caps the image config read for its `created` date.
+const maxConfigBytes = 4 << 20
+
+// versionAnnotation returns org.opencontainers.image.version of a
+// manifest or index, if any.
+func versionAnnotation(raw []byte) string {
+	var m struct {
+		Annotations map[string]string `json:"annotations"`
+	}
+	if json.Unmarshal(raw, &m) != nil {
+		return ""
+	}
+	return m.Annotations[annotationVersion]
+}
+
+// OlderReleaseError is a package found under a version tag whose digest is
+// an older release of the same package, by the repository's lower tags:
+// the same digest as a lower version's tag, or an image built before the
+// lower version of its minor line.
+type OlderReleaseError struct {
+	// Ref is the reference the package was read from (SOURCE:TAG).
+	Ref string
+	// Tag is the tag it was found under, Digest what the tag points at.
+	Tag, Digest string
+	// Older is the lower version's tag, OlderDigest what it points at.
+	Older, OlderDigest string
+	// Created and OlderCreated are the images' `created` dates when they
+	// decided; zero otherwise.
+	Created, OlderCreated time.Time
+}
+
+func (e *OlderReleaseError) Error() string {
+	why := fmt.Sprintf("it is the digest tagged %s", e.Older)
+	if e.Digest != e.OlderDigest {
+		why = fmt.Sprintf("it was created %s, before %s (%s) was, created %s",
+			e.Created.UTC().Format(time.RFC3339), e.Older, e.OlderDigest, e.OlderCreated.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("%s: tag %s (%s) holds an older release than %s: %s; "+
+		"an older release may have been moved under a newer tag; refusing it", e.Ref, e.Tag, e.Digest, e.Older, why)
+}
+
+// checkRelease refuses a package that a version tag names but that is an
+// older release of it (see above). Tags that are not semantic versions
+// and packages read by digest alone are not compared.
+func (rs *roundState) checkRelease(ctx context.Context, source string, c choice, reqs []requirement, e *fetchEntry) error {
+	if err := checkDeclared(source, c, reqs, e.meta); err != nil {
+		return err
+	}
+	if c.tag == "" || e.meta == nil || e.meta.Version != "" {
+		return nil // the format's own version decided
+	}
+	tv := ParseTag(c.tag)
+	if tv == nil {
+		return nil
+	}
+	if e.released != "" {
+		annotated := &format.Metadata{Version: e.released, TaggedByVersion: true}
+		if err := checkDeclared(source, c, reqs, annotated); err != nil {
+			return err
+		}
+		return nil
+	}
+	if !rs.comparesReleases(source, e.meta.Kind) {
+		return nil
+	}
+	tags, err := rs.r.listTags(ctx, source)
+	if err != nil {
+		return nil // the tag was read; a list that fails decides nothing
+	}
+	older, ov := previousRelease(tags, tv)
+	if older == "" {
+		return nil
+	}
+	repo, err := rs.r.open(source)
+	if err != nil {
+		return nil
+	}
+	od, err := rs.r.resolveTag(ctx, repo, source, older)
+	if err != nil {
+		return nil
+	}
+	refuse := &OlderReleaseError{Ref: source + ":" + c.tag, Tag: c.tag, Digest: e.desc.Digest.String(), Older: older, OlderDigest: od.Digest.String()}
+	if od.Digest == e.desc.Digest {
+		return errkind.Mark(errkind.Mismatch, refuse)
+	}
+	if ov.Major() != tv.Major() || ov.Minor() != tv.Minor() {
+		return nil // a patch of an older line may be built after a newer release
+	}
+	if k := e.meta.Kind; k != format.KindImage && k != format.KindArtifact {
+		return nil // an xpkg's build date is its builder's (crossplane xpkg build writes none)
+	}
+	created, err1 := createdOf(ctx, repo, e.desc)
+	oc, err2 := createdOf(ctx, repo, od)
+	if err1 != nil || err2 != nil || created.IsZero() || oc.IsZero() || !created.Before(oc) {
+		return nil
+	}
+	refuse.Created, refuse.OlderCreated = created, oc
+	return errkind.Mark(errkind.Mismatch, refuse)
+}
+
+// taggedEntry is one tag resolved for the rollback check.
+type taggedEntry struct {
+	once sync.Once
+	desc ocispec.Descriptor
+	err  error
+}
+
+// resolveTag resolves source:tag once per resolution, from a manifest the
+// resolver already read under that tag when there is one.
+func (r *resolver) resolveTag(ctx context.Context, repo format.Repository, source, tag string) (ocispec.Descriptor, error) {
+	r.mu.Lock()
+	fe := r.fetches[source+"@"+tag]
+	r.mu.Unlock()
+	if fe != nil {
+		fe.once.Do(func() {}) // wait for a read in flight
+		if fe.err == nil {
+			return fe.desc, nil
+		}
+	}
+	v, _ := r.released.LoadOrStore(source+":"+tag, &taggedEntry{})
+	te := v.(*taggedEntry)
+	te.once.Do(func() {
+		release, err := r.acquire(ctx)
+		if err != nil {
+			te.err = err
+			return
+		}
+		defer release()
+		te.desc, te.err = repo.Resolve(ctx, tag)
+	})
+	return te.desc, te.err
+}
+
+// comparesReleases reports whether a package of kind read from source,
+// which records no version of its own, is compared with the release
+// below it: always for Crossplane packages (few tags, every one a
+// release), and for images and other artifacts when the repository's
+// tags were listed anyway (a range or a selection chose among them), so
+// that an image named by an exact tag costs no tag list.
+func (rs *roundState) comparesReleases(source, kind string) bool {
+	switch kind {
+	case format.KindCrossplaneConfiguration, format.KindCrossplaneProvider, format.KindCrossplaneFunction:
+		return true
+	}
+	rs.r.mu.Lock()
+	defer rs.r.mu.Unlock()
+	_, listed := rs.r.tags[source]
+	return listed
+}
+
+// previousRelease returns the highest tag of tags that is a semantic
+// version below v (prereleases included), and its version; "" when none.
+func previousRelease(tags []string, v *semver.Version) (string, *semver.Version) {
+	best, bv := "", (*semver.Version)(nil)
+	for _, t := range tags {
+		tv := ParseTag(t)
+		if tv == nil || !tv.LessThan(v) {
+			continue
+		}
+		if bv == nil || bv.LessThan(tv) {
+			best, bv = t, tv
+		}
+	}
+	return best, bv
+}
+
+// createdOf returns the `created` date of an image's config: of desc's
+// config, or for an index of its linux/amd64 manifest's (else of its
+// first manifest that is no attestation). Zero when it records none.
+func createdOf(ctx context.Context, repo format.Repository, desc ocispec.Descriptor) (time.Time, error) {
+	raw, err := fetchCapped(ctx, repo, desc, maxManifestBytes)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var m struct {
+		MediaType string               `json:"mediaType"`
+		Config    ocispec.Descriptor   `json:"config"`
+		Manifests []ocispec.Descriptor `json:"manifests"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return time.Time{}, err
+	}
+	if len(m.Manifests) > 0 {
+		i := slices.IndexFunc(m.Manifests, func(d ocispec.Descriptor) bool {
+			return d.Platform != nil && d.Platform.OS == "linux" && d.Platform.Architecture == "amd64"
+		})
+		if i < 0 {
+			i = slices.IndexFunc(m.Manifests, func(d ocispec.Descriptor) bool { return d.Platform == nil || d.Platform.OS != "unknown" })
+		}
+		if i < 0 {
+			return time.Time{}, nil
+		}
+		return createdOf(ctx, repo, m.Manifests[i])
+	}
+	if m.Config.Digest == "" {
+		return time.Time{}, nil
+	}
+	b, err := fetchCapped(ctx, repo, m.Config, maxConfigBytes)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var cfg struct {
+		Created *time.Time `json:"created"`
+	}
+	if json.Unmarshal(b, &cfg) != nil || cfg.Created == nil {
+		return time.Time{}, nil
+	}
+	return *cfg.Created, nil
+}
+
+// fetchCapped reads desc whole, refusing more than max bytes.
+func fetchCapped(ctx context.Context, repo format.Repository, desc ocispec.Descriptor, max int64) ([]byte, error) {
+	if desc.Size > max {
+		return nil, fmt.Errorf("%s: %d bytes is more than the %d allowed", desc.Digest, desc.Size, max)
+	}
+	rc, err := repo.Fetch(ctx, desc)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return content.ReadAll(io.LimitReader(rc, desc.Size+1), desc)
+}
