@@ -366,3 +366,63 @@ packages:
 		}
 	}
 }
+
+// TestCrossplaneVersionQualifies: a local crossplane.yaml's
+// spec.crossplane.version selects the default registry its
+// dependencies without one take (crossplane.RegistryEras, after
+// crossplane/crossplane internal/xpkg/name.go DefaultRegistry before and
+// after v1.20.0 and v2.0.0); the locked source is that registry's name,
+// read through `mirrors:`, and the install pins the mirrored copy with
+// the source stopped. A range spanning two rules is bad input.
+func TestCrossplaneVersionQualifies(t *testing.T) {
+	t.Parallel()
+	w := newCrossplaneWorld(t)
+	env := clitest.New(t)
+	env.WriteFile("ferry.yaml", `apiVersion: ferry.dev/v1alpha1
+kind: MirrorSet
+packages:
+  - path: crossplane.yaml
+mirrors:
+  xpkg.upbound.io: `+w.src.Host+`/xp
+  xpkg.crossplane.io: `+w.src.Host+`/xp
+  docker.io: `+w.src.Host+`/xp
+`)
+	write := func(version string) {
+		env.WriteFile("crossplane.yaml", `apiVersion: meta.pkg.crossplane.io/v1
+kind: Configuration
+metadata:
+  name: platform
+spec:
+  crossplane:
+    version: "`+version+`"
+  dependsOn:
+    - provider: crossplane-contrib/provider-nop
+      version: ">=v0.3.0 <v1.0.0"
+`)
+	}
+	for _, tt := range []struct{ version, source string }{
+		{">=v1.14.1-0 <v1.20.0", "xpkg.upbound.io/crossplane-contrib/provider-nop"},
+		{">=v2.0.0", "docker.io/crossplane-contrib/provider-nop"},
+		{"^v1.20.0", "xpkg.crossplane.io/crossplane-contrib/provider-nop"},
+	} {
+		write(tt.version)
+		env.MustRun("lock", "--offline")
+		l, err := lock.Read(env.Path("ferry.lock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := l.Package(tt.source); p == nil || p.Version != "v0.4.0" || len(l.Resolved()) != 1 {
+			t.Fatalf("crossplane.version %q: lock %+v, want %s at v0.4.0", tt.version, l.Resolved(), tt.source)
+		}
+	}
+	// ferry.yaml's mirrors: do not reach the copy of a closure whose
+	// root is a local crossplane.yaml (its MirrorSet is the file's); the flag does.
+	env.MustRun("mirror", "--to", w.mirror.Host+"/mirror", "--offline", "--mirror-source", "xpkg.crossplane.io="+w.src.Host+"/xp")
+	w.src.Stop()
+	env.MustRun("install", "--dest", "out")
+	l, _ := lock.Read(env.Path("ferry.lock"))
+	checkCrossplaneInstall(t, env.Path("out/crossplane"), l, w.mirror.Host+"/mirror")
+
+	write(">=v1.14.0")
+	env.Expect(2, []string{"lock", "--offline"}, `"crossplane-contrib/provider-nop" names no registry`, "xpkg.upbound.io before v1.20.0", "crossplane.defaultRegistry")
+}
