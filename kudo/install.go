@@ -75,7 +75,7 @@ type InstallStep struct {
 	// takes.
 	ClusterInstance string `json:"clusterInstance"`
 	Parent          string `json:"parent,omitempty"`
-	Task     string `json:"task,omitempty"`
+	Task            string `json:"task,omitempty"`
 	// SkipInstance is set for a dependency: its Operator and
 	// OperatorVersion are installed, its instance is created by its
 	// parent's task when the parent's deploy plan runs.
