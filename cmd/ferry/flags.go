@@ -113,6 +113,9 @@ func (g *globalFlags) inputs(args []string, version string) (*mirrorset.MirrorSe
 	if err != nil {
 		return nil, "", err
 	}
+	if err := g.tarballRoots(ms, input); err != nil {
+		return nil, "", err
+	}
 	if err := checkConstraints(ms, input); err != nil {
 		return nil, "", err
 	}
