@@ -32,7 +32,7 @@ func TestRecognizeTarball(t *testing.T) {
 		"https://kudo-repository.storage.googleapis.com/0.10.0/zookeeper-0.3.0.tgz": true,
 		"http://127.0.0.1:8080/v1/op-0.1.0.tar.gz?x=1":                              true,
 		"https://charts.bitnami.com/bitnami/redis":                                  false,
-		"./op-0.1.0.tgz":                                                            false,
+		"./op-0.1.0.tgz": false,
 	} {
 		if got := IsTarballURL(ref); got != want {
 			t.Errorf("IsTarballURL(%q) = %v, want %v", ref, got, want)
