@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -49,7 +51,19 @@ spec:
           image: `+image+"\n")
 }
 
-func TestE2EKudoFolderTreeScratch(t *testing.T) {
+// TestE2EKudoFolderTree is KEP-29's development case: an operator
+// folder whose KudoOperator tasks name relative folders
+// (keps/0029-operator-dependencies.md, "package: ./relative/folder";
+// kudobuilder/kudo pkg/kudoctl/packages/resolver/resolver.go resolves
+// them against the parent's folder), laid out as the KEP's tree (AA needs
+// BB and CC; BB needs EE and GG). Locked from the ROOT folder, the lock's
+// kudo.local keeps the tree and every template's image is locked;
+// mirrored, then installed with the image registry stopped, kudo/plan.json
+// and install.sh give the operators in the KEP's order EE, GG, BB, CC, AA
+// with its instance names (aa.bb.ee) and the names KUDO's server gives
+// them (aa-bb-ee, pkg/engine/task/task_kudo_operator.go).
+func TestE2EKudoFolderTree(t *testing.T) {
+	t.Parallel()
 	src := registrytest.New(t)
 	c := registrytest.Client(t)
 	ctx := context.Background()
@@ -74,14 +88,53 @@ func TestE2EKudoFolderTreeScratch(t *testing.T) {
 	writeKudoFolder(t, env, "aa/cc", "cc", nil, img["cc"])
 	writeKudoFolder(t, env, "aa/bb/ee", "ee", nil, img["ee"])
 	writeKudoFolder(t, env, "aa/bb/gg", "gg", nil, img["gg"])
-	r := env.MustRun("resolve", "./aa", "-o", "plan")
-	t.Logf("plan:\n%s\n%s", r.Stdout, r.Stderr)
 	env.MustRun("lock", "./aa")
-	t.Logf("lock:\n%s", env.ReadFile("ferry.lock"))
+	l := e2eReadLock(t, env, "ferry.lock")
+	var images []string
+	for _, p := range l.Resolved() {
+		images = append(images, p.Kind+" "+p.Source)
+	}
+	slices.Sort(images)
+	var want []string
+	for _, n := range []string{"aa", "bb", "cc", "ee", "gg"} {
+		want = append(want, "image "+src.Host+"/acme/"+n)
+	}
+	if !slices.Equal(images, want) {
+		t.Fatalf("locked %v, want %v", images, want)
+	}
+	var sec kudo.LockedSection
+	if ok, err := l.Section(kudo.LockSection, &sec); !ok || err != nil || len(sec.Local) != 1 {
+		t.Fatalf("kudo section: %v %v %+v", ok, err, sec)
+	}
+	if lo := sec.Local[0]; lo.Name != "aa" || len(lo.Tasks) != 2 || lo.Tasks[0].Local == nil || lo.Tasks[0].Local.Name != "bb" || len(lo.Tasks[0].Local.Tasks) != 2 || lo.Tasks[1].Local == nil || lo.Tasks[1].Local.Name != "cc" {
+		t.Fatalf("kudo.local = %+v", lo)
+	}
 	mirror := registrytest.New(t)
 	env.MustRun("mirror", "--to", mirror.Host+"/m")
 	src.Stop()
 	env.MustRun("install", "--dest", "out")
-	t.Logf("%s", env.ReadFile("out/kudo/plan.json"))
-	t.Logf("%s", env.ReadFile("out/kudo/install.sh"))
+	var plan kudo.InstallPlan
+	e2eJSONFile(t, env.Path(filepath.Join("out", kudo.InstallDir, kudo.InstallPlanFile)), &plan)
+	type step struct{ op, local, instance, cluster, parent string }
+	wantSteps := []step{
+		{"ee", "./ee", "aa.bb.ee", "aa-bb-ee", "aa.bb"},
+		{"gg", "./gg", "aa.bb.gg", "aa-bb-gg", "aa.bb"},
+		{"bb", "./bb", "aa.bb", "aa-bb", "aa"},
+		{"cc", "./cc", "aa.cc", "aa-cc", "aa"},
+		{"aa", "./aa", "aa", "aa", ""},
+	}
+	var got []step
+	for _, st := range plan.Steps {
+		got = append(got, step{st.Operator, st.Local, st.Instance, st.ClusterInstance, st.Parent})
+		if st.SkipInstance != (st.Parent != "") {
+			t.Errorf("step %d: skipInstance %v", st.Order, st.SkipInstance)
+		}
+	}
+	if !slices.Equal(got, wantSteps) {
+		t.Fatalf("kudo/plan.json\n%+v\nwant\n%+v", got, wantSteps)
+	}
+	script := env.ReadFile("out/kudo/install.sh")
+	if !strings.Contains(script, "kubectl kudo install './aa' --instance 'aa'") || !strings.Contains(script, "# 1. ee 0.1.0 as instance aa.bb.ee") {
+		t.Errorf("kudo/install.sh:\n%s", script)
+	}
 }
