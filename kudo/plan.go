@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/resolve"
 )
@@ -97,7 +98,7 @@ func ClusterInstanceName(parent, instanceName, operator string) string {
 // task's parameters; the KEP leaves distinct names to the operator
 // developer ("an operator developer would have to give both instances
 // distinct spec.instanceNames in order for them not to collide"). The
-// error names both tasks and their operators.
+// error, marked errkind.BadInput, names both tasks and their operators.
 func CheckUnique(steps []Step) error {
 	what := func(s Step) string {
 		if s.Parent == "" {
@@ -112,14 +113,14 @@ func CheckUnique(steps []Step) error {
 	byCluster := map[string]Step{}
 	for _, s := range steps {
 		if prev, ok := byInstance[s.Instance]; ok {
-			return fmt.Errorf("%s and %s would both be instance %s: give the tasks distinct spec.instanceName (KEP-29: two tasks installing one operator are two instances, which need distinct names)", what(prev), what(s), s.Instance)
+			return errkind.Markf(errkind.BadInput, "%s and %s would both be instance %s: give the tasks distinct spec.instanceName (KEP-29: two tasks installing one operator are two instances, which need distinct names)", what(prev), what(s), s.Instance)
 		}
 		byInstance[s.Instance] = s
 		if s.Cluster == "" {
 			continue
 		}
 		if prev, ok := byCluster[s.Cluster]; ok {
-			return fmt.Errorf("%s and %s would both create the Instance %q: KUDO names a task's instance by its spec.instanceName, else PARENT-OPERATOR, and applies one Instance for both; give the tasks distinct spec.instanceName", what(prev), what(s), s.Cluster)
+			return errkind.Markf(errkind.BadInput, "%s and %s would both create the Instance %q: KUDO names a task's instance by its spec.instanceName, else PARENT-OPERATOR, and applies one Instance for both; give the tasks distinct spec.instanceName", what(prev), what(s), s.Cluster)
 		}
 		byCluster[s.Cluster] = s
 	}

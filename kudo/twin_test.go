@@ -3,16 +3,18 @@ package kudo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"
-	"github.com/ferryhq/ferry/install"
 	"github.com/ferryhq/ferry/internal/registrytest"
+	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
-	"github.com/ferryhq/ferry/relocate"
+	"github.com/ferryhq/ferry/resolve"
 )
 
 // TestLocalTwinTasks: a local package (the ROOT folder) whose two tasks
@@ -21,7 +23,7 @@ import (
 // kudobuilder/kudo pkg/engine/task/task_kudo_operator.go
 // dependencyInstanceName), not one; without distinct instanceNames
 // KUDO would apply one Instance for both, and the install is an error
-// naming both tasks.
+// naming both tasks when the lock is written.
 func TestLocalTwinTasks(t *testing.T) {
 	zk := zookeeper("3.6.2", "0.1.0")
 	zk.templates = nil
@@ -51,19 +53,25 @@ func TestLocalTwinTasks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l := lockLocal(t, ms)
 			if tc.err != nil {
-				c := registrytest.Client(t)
-				to, err := relocate.ParseMapping(registrytest.New(t).Host + "/m")
+				// Refused when the lock is written (RecordLock), before
+				// anything is mirrored.
+				f, err := New().Configure(ms)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := relocate.Mirror(context.Background(), l, relocate.Options{Source: c, To: to, Formats: []format.Format{New()}}); err != nil {
+				formats := []format.Format{f}
+				roots, err := ms.AllRoots(formats)
+				if err != nil {
 					t.Fatal(err)
 				}
-				_, err = install.Install(context.Background(), l, install.Options{Registry: c, Dest: filepath.Join(t.TempDir(), "i"), Writers: []install.Writer{New()}})
-				if err == nil {
-					t.Fatal("install of two tasks naming one instance succeeded")
+				g, err := resolve.Resolve(context.Background(), roots, resolve.Options{Registry: registrytest.Client(t), Formats: formats})
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = f.(Format).RecordLock(ms, g, lock.FromGraph(g, ms.Digest()))
+				if err == nil || !errors.Is(err, errkind.BadInput) {
+					t.Fatalf("RecordLock = %v, want bad input", err)
 				}
 				for _, w := range tc.err {
 					if !strings.Contains(err.Error(), w) {
@@ -72,6 +80,7 @@ func TestLocalTwinTasks(t *testing.T) {
 				}
 				return
 			}
+			l := lockLocal(t, ms)
 			dest := installLocal(t, l)
 			b, err := os.ReadFile(filepath.Join(dest, InstallDir, InstallPlanFile))
 			if err != nil {
