@@ -233,7 +233,6 @@ func buildInstallPlan(g *resolve.Graph, pkgs map[string]*installed, local []Loca
 	}
 	plan := &InstallPlan{APIVersion: lock.APIVersion, Kind: "KudoInstallPlan"}
 	params := map[string][]byte{}
-	var all []Step // every top-level plan: one namespace's instances
 	for _, top := range tops {
 		instance := ""
 		if lo := locals[top]; lo != nil {
@@ -241,10 +240,6 @@ func buildInstallPlan(g *resolve.Graph, pkgs map[string]*installed, local []Loca
 		}
 		steps, err := Plan(pg, top, instance)
 		if err != nil {
-			return nil, nil, err
-		}
-		all = append(all, steps...)
-		if err := CheckUnique(all); err != nil {
 			return nil, nil, err
 		}
 		keyOf := map[string]string{}

@@ -118,8 +118,11 @@ func (f Format) RecordLock(_ *mirrorset.MirrorSet, g *resolve.Graph, l *lock.Loc
 
 // checkInstances plans every top-level instance the install of g and
 // the local packages would create, as buildInstallPlan does, so that two
-// tasks naming one instance (CheckUnique) are refused when the lock is
-// written, not only when it is installed.
+// tasks of one top-level instance's plan naming one instance (Plan's
+// CheckUnique) are refused when the lock is written, not only when it is
+// installed. Separate top-level instances are not checked against each
+// other: a lock may hold operators installed apart (another namespace,
+// another time), as the real flink-demo and flink are.
 func checkInstances(g *resolve.Graph, local []LocalOperator) error {
 	pg, err := ResolvedGraph(g)
 	if err != nil {
@@ -141,18 +144,12 @@ func checkInstances(g *resolve.Graph, local []LocalOperator) error {
 	}
 	sort.Strings(ids)
 	tops = append(tops, ids...)
-	var all []Step
 	for i, top := range tops {
 		instance := ""
 		if i < len(local) {
 			instance = local[i].Instance
 		}
-		steps, err := Plan(pg, top, instance)
-		if err != nil {
-			return err
-		}
-		all = append(all, steps...)
-		if err := CheckUnique(all); err != nil {
+		if _, err := Plan(pg, top, instance); err != nil {
 			return err
 		}
 	}
