@@ -39,6 +39,11 @@ func TestE2EKudoTarballURLRoot(t *testing.T) {
 
 	url := w.repo.URL + "/zookeeper-3.6.2_0.1.0.tgz"
 	env.MustRun("lock", url)
+	first := env.ReadFile("ferry.lock")
+	env.MustRun("lock", url)
+	if again := env.ReadFile("ferry.lock"); again != first {
+		t.Errorf("a second ferry lock changed the lock:\n%s\nwas\n%s", again, first)
+	}
 	l := e2eReadLock(t, env, "ferry.lock")
 	var kinds []string
 	for _, p := range l.Resolved() {
@@ -51,6 +56,7 @@ func TestE2EKudoTarballURLRoot(t *testing.T) {
 	}
 	mirror := registrytest.New(t)
 	env.MustRun("mirror", "--to", mirror.Host+"/m")
+	env.MustRun("verify")
 	w.repo.srv.Close()
 	w.src.Stop()
 	env.MustRun("install", "--dest", "out")
