@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -111,27 +112,18 @@ func RegistriesFor(constraint string) ([]string, error) {
 	}
 	var out []string
 	for i, e := range RegistryEras {
-		if hit[i] && !containsString(out, e.Registry) {
+		if hit[i] && !slices.Contains(out, e.Registry) {
 			out = append(out, e.Registry)
 		}
 	}
 	return out, nil
 }
 
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // eraNames words the eras of registries for a message.
 func eraNames(registries []string) string {
 	var parts []string
 	for _, e := range RegistryEras {
-		if !containsString(registries, e.Registry) {
+		if !slices.Contains(registries, e.Registry) {
 			continue
 		}
 		switch {
