@@ -40,7 +40,9 @@ func (m *Meta) attributes() map[string]string {
 // Settings are ferry.yaml's `crossplane:` section.
 type Settings struct {
 	// DefaultRegistry qualifies a local crossplane.yaml's dependencies
-	// written without a registry; empty: DefaultRegistry.
+	// written without a registry; empty: the registry its
+	// spec.crossplane.version selects (RegistriesFor), else
+	// DefaultRegistry.
 	DefaultRegistry string `yaml:"defaultRegistry,omitempty"`
 	// PackagePullSecrets name the Secrets holding the mirror's
 	// credentials, written into every installed package and the

@@ -3,7 +3,13 @@ package crossplane
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
+	"strings"
 
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/ociref"
 )
 
@@ -27,6 +33,111 @@ import (
 // `crossplane: {defaultRegistry: …}`).
 const DefaultRegistry = "docker.io"
 
+// RegistryEra is the default registry the Crossplane releases from From
+// (inclusive) to To (exclusive; empty: no end) give a package reference
+// written without a registry.
+type RegistryEra struct {
+	From, To string
+	// Registry qualifies a reference without one.
+	Registry string
+}
+
+// RegistryEras are Crossplane's default registries by release, as
+// DefaultRegistry's comment traces them in crossplane/crossplane:
+//   - before v1.20.0, internal/xpkg/name.go DefaultRegistry
+//     "xpkg.upbound.io" (v1.19.0), the --registry default of
+//     cmd/crossplane/core/core.go that the resolver passes to
+//     name.ParseReference(depID, name.WithDefaultRegistry(r.registry))
+//     (internal/controller/pkg/resolver/reconciler.go);
+//   - from v1.20.0 (commit 939ff655e, "fix: change default registry to
+//     xpkg.crossplane.io"), "xpkg.crossplane.io" the same way;
+//   - from v2.0.0 (commit 2ac9036a2, "feat: drop default registry for
+//     packages"), none of its own: name.ParseReference(depID), that is
+//     go-containerregistry's default, Docker Hub.
+var RegistryEras = []RegistryEra{
+	{From: "0.0.0", To: "1.20.0", Registry: "xpkg.upbound.io"},
+	{From: "1.20.0", To: "2.0.0", Registry: "xpkg.crossplane.io"},
+	{From: "2.0.0", Registry: DefaultRegistry},
+}
+
+// semverToken finds the versions written in a constraint.
+var semverToken = regexp.MustCompile(`v?[0-9]+(\.[0-9]+){0,2}(-[0-9A-Za-z.-]+)?`)
+
+// RegistriesFor returns the default registries of RegistryEras that the
+// Crossplane versions a package supports (its spec.crossplane.version
+// constraint) give a reference without a registry, in era order. An empty
+// constraint supports every version: every era. The constraint is tried
+// on every release version up to v4.49.29 and on the versions it names.
+// A prerelease counts in the era before its release (v1.20.0-rc.0 still
+// had "xpkg.upbound.io"; some later release candidates already carried
+// the change, which only a constraint naming them exactly could tell).
+func RegistriesFor(constraint string) ([]string, error) {
+	constraint = strings.TrimSpace(constraint)
+	if constraint == "" {
+		out := make([]string, len(RegistryEras))
+		for i, e := range RegistryEras {
+			out[i] = e.Registry
+		}
+		return out, nil
+	}
+	c, err := semver.NewConstraint(constraint)
+	if err != nil {
+		return nil, fmt.Errorf("spec.crossplane.version %q is not a semver constraint: %w", constraint, err)
+	}
+	var samples []*semver.Version
+	for major := uint64(0); major < 5; major++ {
+		for minor := uint64(0); minor < 50; minor++ {
+			for patch := uint64(0); patch < 30; patch++ {
+				samples = append(samples, semver.New(major, minor, patch, "", ""))
+			}
+		}
+	}
+	for _, tok := range semverToken.FindAllString(constraint, -1) {
+		if v, err := semver.NewVersion(tok); err == nil {
+			samples = append(samples, v)
+		}
+	}
+	hit := make([]bool, len(RegistryEras))
+	for _, v := range samples {
+		if !c.Check(v) {
+			continue
+		}
+		for i, e := range RegistryEras {
+			if v.LessThan(semver.MustParse(e.From)) || (e.To != "" && !v.LessThan(semver.MustParse(e.To))) {
+				continue
+			}
+			hit[i] = true
+			break
+		}
+	}
+	var out []string
+	for i, e := range RegistryEras {
+		if hit[i] && !slices.Contains(out, e.Registry) {
+			out = append(out, e.Registry)
+		}
+	}
+	return out, nil
+}
+
+// eraNames words the eras of registries for a message.
+func eraNames(registries []string) string {
+	var parts []string
+	for _, e := range RegistryEras {
+		if !slices.Contains(registries, e.Registry) {
+			continue
+		}
+		switch {
+		case e.From == "0.0.0":
+			parts = append(parts, fmt.Sprintf("%s before v%s", e.Registry, e.To))
+		case e.To == "":
+			parts = append(parts, fmt.Sprintf("%s from v%s", e.Registry, e.From))
+		default:
+			parts = append(parts, fmt.Sprintf("%s from v%s to v%s", e.Registry, e.From, e.To))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // ErrNoDependencies is returned (wrapped) by ReadRoots for a
 // crossplane.yaml that declares no dependency: there is nothing to resolve.
 var ErrNoDependencies = errors.New("no dependencies")
@@ -48,16 +159,17 @@ type Root struct {
 // ReadRoots reads a local crossplane.yaml (the meta object of a package
 // being built, which is not published yet and so is not itself a root) and
 // returns its spec.dependsOn entries in declared order. A reference without
-// a registry is qualified with defaultRegistry (DefaultRegistry when
-// empty) by ociref.ParseNormalized, the way go-containerregistry's
-// name.WithDefaultRegistry did for Crossplane v1: no "library/" namespace,
-// except with the Docker Hub default ("docker.io"), which normalises the
-// Docker way. A digest version pins the reference. A file without
-// dependencies is an error wrapping ErrNoDependencies.
+// a registry is qualified with defaultRegistry by ociref.ParseNormalized,
+// the way go-containerregistry's name.WithDefaultRegistry did for
+// Crossplane v1: no "library/" namespace, except with the Docker Hub
+// default ("docker.io"), which normalises the Docker way. With
+// defaultRegistry empty, the package's spec.crossplane.version selects
+// it: the registry of the RegistryEras the versions it supports fall in
+// (DefaultRegistry when it names none); when they fall in eras with
+// different registries, a reference without a registry is ambiguous, an
+// error marked errkind.BadInput. A digest version pins the reference. A
+// file without dependencies is an error wrapping ErrNoDependencies.
 func ReadRoots(data []byte, defaultRegistry string) ([]Root, error) {
-	if defaultRegistry == "" {
-		defaultRegistry = DefaultRegistry
-	}
 	meta, err := ParsePackageYAML(data)
 	if err != nil {
 		return nil, fmt.Errorf("reading crossplane.yaml: %w", err)
@@ -69,9 +181,6 @@ func ReadRoots(data []byte, defaultRegistry string) ([]Root, error) {
 // (upbound.yaml): the dependencies of the Configuration `up project
 // build` makes of it (ProjectMeta).
 func ReadProjectRoots(data []byte, defaultRegistry string) ([]Root, error) {
-	if defaultRegistry == "" {
-		defaultRegistry = DefaultRegistry
-	}
 	meta, err := ProjectMeta(data)
 	if err != nil {
 		return nil, err
@@ -80,8 +189,24 @@ func ReadProjectRoots(data []byte, defaultRegistry string) ([]Root, error) {
 }
 
 func metaRoots(meta *Meta, defaultRegistry string) ([]Root, error) {
+	var eras []string
+	if defaultRegistry == "" && meta.Crossplane != "" {
+		var err error
+		if eras, err = RegistriesFor(meta.Crossplane); err != nil {
+			return nil, errkind.Mark(errkind.BadInput, fmt.Errorf("%s %q: %w", meta.Kind, meta.Name, err))
+		}
+		if len(eras) == 1 {
+			defaultRegistry = eras[0]
+		}
+	}
+	if defaultRegistry == "" && len(eras) < 2 {
+		defaultRegistry = DefaultRegistry
+	}
 	roots := make([]Root, 0, len(meta.DependsOn))
 	for i, d := range meta.DependsOn {
+		if defaultRegistry == "" && ociref.IsPartial(d.Package) {
+			return nil, errkind.Markf(errkind.BadInput, "%s %q: spec.dependsOn[%d] %q names no registry, and the Crossplane versions spec.crossplane.version %q allows qualify it differently (%s): write its registry, or set crossplane.defaultRegistry", meta.Kind, meta.Name, i, d.Package, meta.Crossplane, eraNames(eras))
+		}
 		ref, constraint := d.Package, d.Version
 		if d.IsDigest() {
 			ref, constraint = ref+"@"+d.Version, ""

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ferryhq/ferry/errkind"
 )
 
 func TestReadRootsRealWorld(t *testing.T) {
@@ -173,6 +175,106 @@ func TestReadRootsErrors(t *testing.T) {
 			}
 			if tt.is != nil && !errors.Is(err, tt.is) {
 				t.Errorf("error %v is not %v", err, tt.is)
+			}
+		})
+	}
+}
+
+// TestRegistriesFor pins the default registry each Crossplane release
+// gives a reference without one (crossplane/crossplane
+// internal/xpkg/name.go DefaultRegistry: "xpkg.upbound.io" at v1.19.0,
+// "xpkg.crossplane.io" from v1.20.0, commit 939ff655e; v2.0.0 dropped it,
+// commit 2ac9036a2, and internal/controller/pkg/resolver/reconciler.go
+// parses with go-containerregistry's Docker Hub default).
+func TestRegistriesFor(t *testing.T) {
+	const (
+		upbound = "xpkg.upbound.io"
+		xp      = "xpkg.crossplane.io"
+		hub     = "docker.io"
+	)
+	tests := []struct {
+		constraint string
+		want       []string
+	}{
+		{"", []string{upbound, xp, hub}},
+		{"<v1.20.0", []string{upbound}},
+		{">=v1.14.1-0 <v1.20", []string{upbound}},
+		{"~v1.19.0", []string{upbound}},
+		{"=v1.20.0", []string{xp}},
+		{">=v1.20.0 <v2.0.0", []string{xp}},
+		{"^1.20", []string{xp}},
+		{">=v2.0.0", []string{hub}},
+		{">=v2.0.0-0", []string{xp, hub}}, // v2.0.0-rc.0 still had xpkg.crossplane.io
+		{"v2.1.0", []string{hub}},
+		{">=v1.14.0", []string{upbound, xp, hub}},
+		{">=v1.19.0 <v2.0.0", []string{upbound, xp}},
+		{"<v1.12 || >=v2", []string{upbound, hub}},
+		{"=v1.20.0-rc.0", []string{upbound}},
+		{">v99", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.constraint, func(t *testing.T) {
+			got, err := RegistriesFor(tt.constraint)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("RegistriesFor(%q) = %v, want %v", tt.constraint, got, tt.want)
+			}
+		})
+	}
+	if _, err := RegistriesFor("not a version"); err == nil {
+		t.Error("RegistriesFor accepted a bad constraint")
+	}
+}
+
+// TestReadRootsCrossplaneVersion: with no default registry configured, a
+// local crossplane.yaml's spec.crossplane.version selects how a
+// dependency written without a registry is qualified (RegistryEras); a
+// configured default registry wins; a version range spanning eras with
+// different registries is bad input naming the dependency and the
+// registries, unless every dependency names its registry.
+func TestReadRootsCrossplaneVersion(t *testing.T) {
+	doc := func(version, dep string) []byte {
+		s := "apiVersion: meta.pkg.crossplane.io/v1\nkind: Configuration\nmetadata:\n  name: platform\nspec:\n"
+		if version != "" {
+			s += "  crossplane:\n    version: \"" + version + "\"\n"
+		}
+		return []byte(s + "  dependsOn:\n    - provider: " + dep + "\n      version: \">=v0.1.0\"\n")
+	}
+	tests := []struct {
+		version, dep, registry string
+		want, err              string
+	}{
+		{"", "crossplane-contrib/provider-nop", "", "docker.io/crossplane-contrib/provider-nop", ""},
+		{">=v1.14.1-0 <v1.20.0", "crossplane-contrib/provider-nop", "", "xpkg.upbound.io/crossplane-contrib/provider-nop", ""},
+		{"^v1.20.0", "crossplane-contrib/provider-nop", "", "xpkg.crossplane.io/crossplane-contrib/provider-nop", ""},
+		{">=v2.0.0", "crossplane-contrib/provider-nop", "", "docker.io/crossplane-contrib/provider-nop", ""},
+		{">=v2.0.0", "provider-nop", "", "docker.io/library/provider-nop", ""},
+		{"<v1.20", "provider-nop", "", "xpkg.upbound.io/provider-nop", ""},
+		// A configured registry wins over the version.
+		{">=v1.14.0 <v1.20.0", "crossplane-contrib/provider-nop", "registry.internal:5000", "registry.internal:5000/crossplane-contrib/provider-nop", ""},
+		{">=v1.14.0", "crossplane-contrib/provider-nop", "xpkg.crossplane.io", "xpkg.crossplane.io/crossplane-contrib/provider-nop", ""},
+		// Fully qualified: the version range does not matter.
+		{">=v1.14.0", "xpkg.upbound.io/crossplane-contrib/provider-nop", "", "xpkg.upbound.io/crossplane-contrib/provider-nop", ""},
+		// Ambiguous.
+		{">=v1.14.0", "crossplane-contrib/provider-nop", "", "", `"crossplane-contrib/provider-nop" names no registry`},
+		{">=v1.19.0 <v2", "provider-nop", "", "", "xpkg.upbound.io before v1.20.0, xpkg.crossplane.io from v1.20.0 to v2.0.0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.version+"/"+tt.dep+"/"+tt.registry, func(t *testing.T) {
+			roots, err := ReadRoots(doc(tt.version, tt.dep), tt.registry)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, errkind.BadInput) {
+					t.Fatalf("ReadRoots = %v, %v; want bad input containing %q", roots, err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(roots) != 1 || roots[0].Ref != tt.want {
+				t.Errorf("ReadRoots = %+v, want %s", roots, tt.want)
 			}
 		})
 	}

@@ -98,7 +98,7 @@ func (f Format) SectionRoots(m *mirrorset.MirrorSet) ([]mirrorset.Package, error
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)
 			}
-			if len(set.Packages) == 0 {
+			if len(set.Packages) == 0 && !op.hasFolders() {
 				// As for the package given as ROOT: an entry locking
 				// nothing is a mistake, not an empty lock.
 				return nil, fmt.Errorf("%s: %s: %w", where, o.Package, errNothing(op))

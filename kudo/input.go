@@ -33,7 +33,7 @@ func (f Format) ReadInput(path string, data []byte, settings *mirrorset.MirrorSe
 	if err != nil {
 		return nil, true, err
 	}
-	if len(m.Packages) == 0 {
+	if len(m.Packages) == 0 && !op.hasFolders() {
 		return nil, true, errNothing(op)
 	}
 	if settings != nil {
@@ -148,6 +148,19 @@ func (f Format) localRootsData(path string, data []byte, m *mirrorset.MirrorSet)
 		m.Packages = append(m.Packages, mirrorset.Package{Ref: d.Ref, Format: "kudo", Kind: format.KindImage})
 	}
 	return op, nil
+}
+
+// hasFolders reports whether a task of o installs a folder dependency:
+// KEP-29's development case (a tree of local package folders), which
+// installs operators even when it deploys no image and names no
+// published package, so that the lock holds only its kudo.local.
+func (o *Operator) hasFolders() bool {
+	for _, t := range o.Tasks {
+		if t.Local != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // errNothing is the error for a local package that names nothing to lock.

@@ -68,8 +68,14 @@ type InstallStep struct {
 	// whose KudoOperator task Task creates it, empty for a top-level
 	// instance.
 	Instance string `json:"instance"`
-	Parent   string `json:"parent,omitempty"`
-	Task     string `json:"task,omitempty"`
+	// ClusterInstance is the name of the Instance object in the cluster:
+	// the top-level instance's name; for a dependency, the name KUDO's
+	// server gives it (ClusterInstanceName: the task's instanceName, else
+	// PARENT-OPERATOR), which `kubectl kudo plan status --instance`
+	// takes.
+	ClusterInstance string `json:"clusterInstance"`
+	Parent          string `json:"parent,omitempty"`
+	Task            string `json:"task,omitempty"`
 	// SkipInstance is set for a dependency: its Operator and
 	// OperatorVersion are installed, its instance is created by its
 	// parent's task when the parent's deploy plan runs.
@@ -266,7 +272,7 @@ func buildInstallPlan(g *resolve.Graph, pkgs map[string]*installed, local []Loca
 				}
 			}
 			st.Order = len(plan.Steps) + 1
-			st.Instance, st.Parent, st.Task, st.SkipInstance, st.ParameterFile = s.Instance, s.Parent, s.Task, s.Parent != "", s.ParameterFile
+			st.Instance, st.ClusterInstance, st.Parent, st.Task, st.SkipInstance, st.ParameterFile = s.Instance, s.Cluster, s.Parent, s.Task, s.Parent != "", s.ParameterFile
 			if s.ParameterFile != "" {
 				pk := keyOf[s.Parent]
 				var text, parentName string
@@ -370,6 +376,9 @@ KUBECTL="${KUBECTL:-kubectl}"
 		fmt.Fprintf(&b, "\n# %d. %s %s as instance %s", st.Order, st.Operator, versionTag(st.AppVersion, st.OperatorVersion), st.Instance)
 		if st.Parent != "" {
 			fmt.Fprintf(&b, ", created by %s's task %s", st.Parent, st.Task)
+			if st.ClusterInstance != "" {
+				fmt.Fprintf(&b, " (named %s in the cluster)", st.ClusterInstance)
+			}
 		}
 		if st.Parameters != "" {
 			fmt.Fprintf(&b, " with %s", st.Parameters)

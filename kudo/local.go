@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/opencontainers/go-digest"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ferryhq/ferry/errkind"
+	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/resolve"
@@ -104,10 +107,53 @@ func (f Format) RecordLock(_ *mirrorset.MirrorSet, g *resolve.Graph, l *lock.Loc
 		}
 		sec.Local = append(sec.Local, *lo)
 	}
+	if err := checkInstances(g, sec.Local); err != nil {
+		return errkind.Mark(errkind.BadInput, err)
+	}
 	if len(sec.Local) == 0 {
 		return l.SetSection(LockSection, nil)
 	}
 	return l.SetSection(LockSection, sec)
+}
+
+// checkInstances plans every top-level instance the install of g and
+// the local packages would create, as buildInstallPlan does, so that two
+// tasks of one top-level instance's plan naming one instance (Plan's
+// CheckUnique) are refused when the lock is written, not only when it is
+// installed. Separate top-level instances are not checked against each
+// other: a lock may hold operators installed apart (another namespace,
+// another time), as the real flink-demo and flink are.
+func checkInstances(g *resolve.Graph, local []LocalOperator) error {
+	pg, err := ResolvedGraph(g)
+	if err != nil {
+		return err
+	}
+	_, claimed, err := addLocal(g, pg, local)
+	if err != nil {
+		return err
+	}
+	var tops []string
+	for i := range local {
+		tops = append(tops, localKey(i))
+	}
+	var ids []string
+	for id, p := range g.Packages {
+		if p.Kind == format.KindKudoOperator && !claimed[id] && TopLevel(g, id) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	tops = append(tops, ids...)
+	for i, top := range tops {
+		instance := ""
+		if i < len(local) {
+			instance = local[i].Instance
+		}
+		if _, err := Plan(pg, top, instance); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // localOperator records op, read from the local package pkg, with the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/resolve"
 )
@@ -38,8 +39,12 @@ type Step struct {
 	Key string
 	// Operator is the operator's name.
 	Operator string
-	// Instance is the instance's name.
+	// Instance is the instance's name in KEP-29's hierarchy (aa.bb.ee).
 	Instance string
+	// Cluster is the name KUDO's server gives the Instance object it
+	// creates (ClusterInstanceName): the top-level instance's name, a
+	// dependency's task instanceName, else PARENT-OPERATOR.
+	Cluster string
 	// Parent is the instance whose task creates this one; empty for the
 	// top-level instance.
 	Parent string
@@ -59,8 +64,70 @@ type Step struct {
 // instance is the top-level instance's name (empty: the root operator's
 // name). One package reached twice is two instances (the KEP's non-goal
 // of sharing an instance). A cycle is an error printing it
-// ("aa -> bb -> aa").
+// ("aa -> bb -> aa"). Two instances of the plan with one name, in the
+// KEP's hierarchy or as KUDO's server names them (Step.Cluster), are an
+// error naming both tasks (see CheckUnique).
 func Plan(g Graph, root, instance string) ([]Step, error) {
+	steps, err := plan(g, root, instance)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckUnique(steps); err != nil {
+		return nil, err
+	}
+	return steps, nil
+}
+
+// ClusterInstanceName is the name KUDO's server gives the Instance a
+// KudoOperator task creates (kudobuilder/kudo
+// pkg/engine/task/task_kudo_operator.go, dependencyInstanceName): the
+// task's instanceName as written, else "PARENT-OPERATOR", PARENT being
+// the creating instance's own name in the cluster.
+func ClusterInstanceName(parent, instanceName, operator string) string {
+	if instanceName != "" {
+		return instanceName
+	}
+	return parent + "-" + operator
+}
+
+// CheckUnique fails when two steps would be one instance: the same name
+// in KEP-29's hierarchy, or the same name in the cluster. KUDO's server
+// applies a task's Instance by name, patching one that exists
+// (pkg/engine/task/task_kudo_operator.go, applyInstance), so two tasks
+// naming one instance would silently become one instance with the last
+// task's parameters; the KEP leaves distinct names to the operator
+// developer ("an operator developer would have to give both instances
+// distinct spec.instanceNames in order for them not to collide"). The
+// error, marked errkind.BadInput, names both tasks and their operators.
+func CheckUnique(steps []Step) error {
+	what := func(s Step) string {
+		if s.Parent == "" {
+			return fmt.Sprintf("the top-level instance of %s", s.Operator)
+		}
+		if s.Task == "" {
+			return fmt.Sprintf("%s (instance %s)", s.Operator, s.Instance)
+		}
+		return fmt.Sprintf("task %q of instance %s (operator %s)", s.Task, s.Parent, s.Operator)
+	}
+	byInstance := map[string]Step{}
+	byCluster := map[string]Step{}
+	for _, s := range steps {
+		if prev, ok := byInstance[s.Instance]; ok {
+			return errkind.Markf(errkind.BadInput, "%s and %s would both be instance %s: give the tasks distinct spec.instanceName (KEP-29: two tasks installing one operator are two instances, which need distinct names)", what(prev), what(s), s.Instance)
+		}
+		byInstance[s.Instance] = s
+		if s.Cluster == "" {
+			continue
+		}
+		if prev, ok := byCluster[s.Cluster]; ok {
+			return errkind.Markf(errkind.BadInput, "%s and %s would both create the Instance %q: KUDO names a task's instance by its spec.instanceName, else PARENT-OPERATOR, and applies one Instance for both; give the tasks distinct spec.instanceName", what(prev), what(s), s.Cluster)
+		}
+		byCluster[s.Cluster] = s
+	}
+	return nil
+}
+
+func plan(g Graph, root, instance string) ([]Step, error) {
 	n, ok := g[root]
 	if !ok {
 		return nil, fmt.Errorf("plan: no operator %q in the graph", root)
@@ -90,7 +157,8 @@ func Plan(g Graph, root, instance string) ([]Step, error) {
 			if name == "" {
 				name = cn.Name
 			}
-			child := Step{Key: c.Key, Operator: cn.Name, Instance: step.Instance + "." + name, Parent: step.Instance, Task: c.Task, ParameterFile: c.ParameterFile}
+			child := Step{Key: c.Key, Operator: cn.Name, Instance: step.Instance + "." + name, Parent: step.Instance, Task: c.Task, ParameterFile: c.ParameterFile,
+				Cluster: ClusterInstanceName(step.Cluster, c.InstanceName, cn.Name)}
 			if err := visit(c.Key, child, path); err != nil {
 				return err
 			}
@@ -98,7 +166,7 @@ func Plan(g Graph, root, instance string) ([]Step, error) {
 		out = append(out, step)
 		return nil
 	}
-	if err := visit(root, Step{Key: root, Operator: n.Name, Instance: instance}, nil); err != nil {
+	if err := visit(root, Step{Key: root, Operator: n.Name, Instance: instance, Cluster: instance}, nil); err != nil {
 		return nil, err
 	}
 	return out, nil

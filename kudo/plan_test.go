@@ -125,3 +125,83 @@ func TestPlanOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanInstanceNames pins instance names to the tasks that create
+// them: KEP-29's hierarchy (keps/0029-operator-dependencies.md
+// "Server-Side": aa.bb.ee, the task's instanceName else the operator's
+// name below the parent's) and the name KUDO's server gives the Instance
+// (kudobuilder/kudo pkg/engine/task/task_kudo_operator.go,
+// dependencyInstanceName: the task's instanceName, else
+// PARENT-OPERATOR). Two tasks installing one operator are two instances
+// when their names differ; when KUDO would apply one Instance for both
+// (applyInstance patches an existing one), the plan is an error naming
+// both tasks.
+func TestPlanInstanceNames(t *testing.T) {
+	twin := func(a, b string) Graph {
+		return Graph{
+			"twin": {Name: "twin", Children: []Child{{Key: "zk", Task: "zk-a", InstanceName: a}, {Key: "zk", Task: "zk-b", InstanceName: b}}},
+			"zk":   {Name: "zk"},
+		}
+	}
+	deep := kepTree()
+	deep["bb"].Children[0].InstanceName = "shared"
+	deep["aa"].Children[1].InstanceName = "shared"
+	hierarchy := kepTree()
+	hierarchy["aa"].Children[1].InstanceName = "bb" // KEP name aa.bb twice
+	for _, tc := range []struct {
+		name      string
+		g         Graph
+		root      string
+		instance  string
+		instances []string
+		cluster   []string
+		err       []string
+	}{
+		{name: "KEP tree", g: kepTree(), root: "aa",
+			instances: []string{"aa.bb.ee", "aa.bb.gg", "aa.bb", "aa.cc", "aa"},
+			cluster:   []string{"aa-bb-ee", "aa-bb-gg", "aa-bb", "aa-cc", "aa"}},
+		{name: "top-level instance", g: kepTree(), root: "aa", instance: "prod",
+			instances: []string{"prod.bb.ee", "prod.bb.gg", "prod.bb", "prod.cc", "prod"},
+			cluster:   []string{"prod-bb-ee", "prod-bb-gg", "prod-bb", "prod-cc", "prod"}},
+		{name: "two tasks, distinct instanceNames", g: twin("zk-one", "zk-two"), root: "twin",
+			instances: []string{"twin.zk-one", "twin.zk-two", "twin"},
+			cluster:   []string{"zk-one", "zk-two", "twin"}},
+		{name: "two tasks, one named", g: twin("", "zk-two"), root: "twin",
+			instances: []string{"twin.zk", "twin.zk-two", "twin"},
+			cluster:   []string{"twin-zk", "zk-two", "twin"}},
+		{name: "two tasks, no instanceName", g: twin("", ""), root: "twin",
+			err: []string{`task "zk-a" of instance twin (operator zk)`, `task "zk-b" of instance twin (operator zk)`, "twin.zk", "spec.instanceName"}},
+		{name: "two tasks, one instanceName", g: twin("zk", "zk"), root: "twin",
+			err: []string{`"zk-a"`, `"zk-b"`}},
+		{name: "one instanceName in two branches", g: deep, root: "aa",
+			err: []string{`task "ee" of instance aa.bb (operator ee)`, `task "cc" of instance aa (operator cc)`, `Instance "shared"`}},
+		{name: "KEP names collide", g: hierarchy, root: "aa",
+			err: []string{`task "bb" of instance aa (operator bb)`, `task "cc" of instance aa (operator cc)`, "instance aa.bb"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			steps, err := Plan(tc.g, tc.root, tc.instance)
+			if tc.err != nil {
+				if err == nil {
+					t.Fatalf("Plan = %+v, want an error", steps)
+				}
+				for _, w := range tc.err {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not contain %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var insts, cluster []string
+			for _, s := range steps {
+				insts = append(insts, s.Instance)
+				cluster = append(cluster, s.Cluster)
+			}
+			if !slices.Equal(insts, tc.instances) || !slices.Equal(cluster, tc.cluster) {
+				t.Fatalf("instances %v, cluster %v\nwant %v, %v", insts, cluster, tc.instances, tc.cluster)
+			}
+		})
+	}
+}

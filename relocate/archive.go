@@ -338,7 +338,8 @@ func FromArchiveChecked(ctx context.Context, path string, opts Options, check Lo
 		}
 	}
 	pkgs := l.Resolved()
-	if err := checkDestination(l, pkgs, opts); err != nil {
+	broken, err := checkDestination(l, pkgs, opts)
+	if err != nil {
 		return nil, nil, err
 	}
 	if err := checkRegistry(ctx, opts); err != nil {
@@ -403,7 +404,7 @@ func FromArchiveChecked(ctx context.Context, path string, opts Options, check Lo
 		p.Mirror = opts.To.Repo(p.Source)
 	}
 	sort.SliceStable(results, func(i, j int) bool { return results[i].Source+results[i].Digest < results[j].Source+results[j].Digest })
-	return l, &Report{To: opts.To.String(), Packages: results, Ignored: ignored}, nil
+	return l, &Report{To: opts.To.String(), Packages: results, Ignored: ignored, BrokenReferences: broken}, nil
 }
 
 // notImported returns the names in the archive's index.json that no

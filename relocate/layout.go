@@ -1,6 +1,7 @@
 package relocate
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -95,6 +96,18 @@ func (m Mapping) BrokenEdges(l *lock.Lock, rules []format.Format) []BrokenEdge {
 	return out
 }
 
+// ErrBrokenLayout is what CheckLayout's error wraps: a mirror layout that
+// breaks partially qualified references (see Options.AllowBrokenReferences
+// for installs that pin by digest).
+var ErrBrokenLayout = errors.New("mirror layout breaks partially qualified references")
+
+// brokenLayoutError is CheckLayout's error: its message lists the broken
+// edges, and it is ErrBrokenLayout.
+type brokenLayoutError struct{ msg string }
+
+func (e *brokenLayoutError) Error() string        { return e.msg }
+func (e *brokenLayoutError) Is(target error) bool { return target == ErrBrokenLayout }
+
 // CheckLayout fails, listing the broken edges and proposing a --to that
 // works, when the layout would break a partially qualified reference.
 func (m Mapping) CheckLayout(l *lock.Lock, rules []format.Format) error {
@@ -113,5 +126,5 @@ func (m Mapping) CheckLayout(l *lock.Lock, rules []format.Format) error {
 	} else {
 		b.WriteString("\nno mirror prefix keeps them working: mirror these packages to a registry of their own")
 	}
-	return exitcode.With(exitcode.Usage, fmt.Errorf("%s", b.String()))
+	return exitcode.With(exitcode.Usage, &brokenLayoutError{msg: b.String()})
 }

@@ -147,8 +147,10 @@ func (m Mapping) Check(sources []string) error {
 // checkDestination checks, before anything is copied, that opts.To maps
 // the sources of pkgs (packages of l) to distinct repositories and suits
 // l's formats. One source may be locked at several versions (Porter's and
-// Helm's unshared dependencies): it is one repository.
-func checkDestination(l *lock.Lock, pkgs []*lock.Package, opts Options) error {
+// Helm's unshared dependencies): it is one repository. Under
+// opts.AllowBrokenReferences, the references the layout breaks are
+// returned instead of refused.
+func checkDestination(l *lock.Lock, pkgs []*lock.Package, opts Options) ([]BrokenEdge, error) {
 	seen := make(map[string]bool, len(pkgs))
 	var sources []string
 	for _, p := range pkgs {
@@ -158,7 +160,10 @@ func checkDestination(l *lock.Lock, pkgs []*lock.Package, opts Options) error {
 		}
 	}
 	if err := opts.To.Check(sources); err != nil {
-		return err
+		return nil, err
 	}
-	return opts.To.CheckLayout(l, opts.Formats)
+	if opts.AllowBrokenReferences {
+		return opts.To.BrokenEdges(l, opts.Formats), nil
+	}
+	return nil, opts.To.CheckLayout(l, opts.Formats)
 }

@@ -62,6 +62,13 @@ type Options struct {
 	// is resumed without pushing again what it pushed (see known.go).
 	// Empty means ferry/mirror-journal in the user's cache directory.
 	JournalDir string
+	// AllowBrokenReferences lets a layout break partially qualified
+	// references (see Mapping.BrokenEdges) instead of refusing it: the
+	// closure is installed pinned by digest with the format's own
+	// dependency resolution off (Crossplane's skipDependencyResolution, as
+	// `ferry install` writes it), so no reference is qualified inside the
+	// mirror. The broken references are listed in the Report.
+	AllowBrokenReferences bool
 }
 
 // origin returns the repository p is read from.
@@ -113,6 +120,9 @@ type Report struct {
 	// Shard, for a sharded run (MirrorShard), counts what this shard did;
 	// Packages then lists only the packages it copied.
 	Shard *ShardReport `json:"shard,omitempty"`
+	// BrokenReferences are the partially qualified references the layout
+	// breaks, copied anyway under Options.AllowBrokenReferences.
+	BrokenReferences []BrokenEdge `json:"brokenReferences,omitempty"`
 }
 
 // signatureKinds are cosign's tag suffixes for a digest's signatures,
@@ -133,7 +143,8 @@ func Mirror(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 	}
 	opts.To = opts.To.WithFormats(opts.Formats)
 	pkgs := l.Resolved()
-	if err := checkDestination(l, pkgs, opts); err != nil {
+	broken, err := checkDestination(l, pkgs, opts)
+	if err != nil {
 		return nil, err
 	}
 	if err := checkRegistry(ctx, opts); err != nil {
@@ -151,7 +162,7 @@ func Mirror(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 		p.Mirror = opts.To.Repo(p.Source)
 	}
 	sort.SliceStable(results, func(i, j int) bool { return results[i].Source+results[i].Digest < results[j].Source+results[j].Digest })
-	return &Report{To: opts.To.String(), Packages: results}, nil
+	return &Report{To: opts.To.String(), Packages: results, BrokenReferences: broken}, nil
 }
 
 // origin is where a package's content is copied from: its source

@@ -191,7 +191,8 @@ func MirrorShard(ctx context.Context, l *lock.Lock, opts Options, so ShardOption
 	opts.To = opts.To.WithFormats(opts.Formats)
 	pkgs := l.Resolved()
 	sort.SliceStable(pkgs, func(i, j int) bool { return pkgs[i].Source+pkgs[i].Digest < pkgs[j].Source+pkgs[j].Digest })
-	if err := checkDestination(l, pkgs, opts); err != nil {
+	broken, err := checkDestination(l, pkgs, opts)
+	if err != nil {
 		return nil, err
 	}
 	if err := checkRegistry(ctx, opts); err != nil {
@@ -246,7 +247,7 @@ func MirrorShard(ctx context.Context, l *lock.Lock, opts Options, so ShardOption
 	for _, p := range pkgs {
 		p.Mirror = opts.To.Repo(p.Source)
 	}
-	return &Report{To: opts.To.String(), Packages: results, Shard: sr}, nil
+	return &Report{To: opts.To.String(), Packages: results, Shard: sr, BrokenReferences: broken}, nil
 }
 
 // walkBlobs returns the blobs (the non-manifest nodes) of the graph under

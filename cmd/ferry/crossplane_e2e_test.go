@@ -294,3 +294,135 @@ func TestCrossplaneBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestCrossplanePrefixInstallByDigest: `--to HOST/PREFIX` breaks the
+// org/name references of platform-org (relocate.BrokenEdges, by the
+// one-pager's rule in crossplane/qualify.go); --install-by-digest allows
+// it, naming each broken reference, because `ferry install` pins every
+// package to MIRROR@DIGEST with spec.skipDependencyResolution: true and
+// Crossplane then never qualifies a dependency (crossplane
+// internal/controller/pkg/revision/reconciler.go: r.lock.Resolve runs only
+// when GetSkipDependencyResolution() is false). With the source stopped,
+// every manifest names a digest the mirror holds under the prefix.
+func TestCrossplanePrefixInstallByDigest(t *testing.T) {
+	t.Parallel()
+	w := newCrossplaneWorld(t)
+	env := clitest.New(t)
+	env.WriteFile("ferry.yaml", `apiVersion: ferry.dev/v1alpha1
+kind: MirrorSet
+packages:
+  - ref: `+w.xp.Transitive+`
+`)
+	env.MustRun("lock")
+	to := w.mirror.Host + "/prefix"
+	// Without the flag: refused, naming the flag that allows it.
+	env.Expect(2, []string{"mirror", "--to", to}, "breaks", `"xp/provider-sql"`, "--install-by-digest")
+	res := env.MustRun("mirror", "--to", to, "--install-by-digest")
+	if !strings.Contains(res.Stderr, "warning: --install-by-digest") || !strings.Contains(res.Stderr, `"xp/provider-sql"`) {
+		t.Fatalf("mirror --install-by-digest names no broken reference:\n%s", res.Stderr)
+	}
+	l, err := lock.Read(env.Path("ferry.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range l.Resolved() {
+		if !strings.HasPrefix(p.Mirror, to+"/") {
+			t.Errorf("%s mirrored at %s, not under %s", p.Source, p.Mirror, to)
+		}
+	}
+	w.src.Stop()
+	env.MustRun("verify")
+	env.MustRun("install", "--dest", "out")
+	checkCrossplaneInstall(t, env.Path("out/crossplane"), l, to)
+	// Every pin is a manifest the mirror serves by digest.
+	ctx := context.Background()
+	files, _ := filepath.Glob(env.Path("out/crossplane/[0-9]*.yaml"))
+	if len(files) == 0 {
+		t.Fatal("no package manifests")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Spec struct {
+				Package string `yaml:"package"`
+			} `yaml:"spec"`
+		}
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		repoName, dg, ok := strings.Cut(doc.Spec.Package, "@")
+		if !ok || !strings.HasPrefix(repoName, to+"/") {
+			t.Fatalf("%s: package %q is not MIRROR/PREFIX/...@DIGEST", f, doc.Spec.Package)
+		}
+		repo, err := w.client.Repository(repoName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if desc, err := repo.Resolve(ctx, dg); err != nil || desc.Digest.String() != dg {
+			t.Errorf("%s: %s not in the mirror: %v", f, doc.Spec.Package, err)
+		}
+	}
+}
+
+// TestCrossplaneVersionQualifies: a local crossplane.yaml's
+// spec.crossplane.version selects the default registry its
+// dependencies without one take (crossplane.RegistryEras, after
+// crossplane/crossplane internal/xpkg/name.go DefaultRegistry before and
+// after v1.20.0 and v2.0.0); the locked source is that registry's name,
+// read through `mirrors:`, and the install pins the mirrored copy with
+// the source stopped. A range spanning two rules is bad input.
+func TestCrossplaneVersionQualifies(t *testing.T) {
+	t.Parallel()
+	w := newCrossplaneWorld(t)
+	env := clitest.New(t)
+	env.WriteFile("ferry.yaml", `apiVersion: ferry.dev/v1alpha1
+kind: MirrorSet
+packages:
+  - path: crossplane.yaml
+mirrors:
+  xpkg.upbound.io: `+w.src.Host+`/xp
+  xpkg.crossplane.io: `+w.src.Host+`/xp
+  docker.io: `+w.src.Host+`/xp
+`)
+	write := func(version string) {
+		env.WriteFile("crossplane.yaml", `apiVersion: meta.pkg.crossplane.io/v1
+kind: Configuration
+metadata:
+  name: platform
+spec:
+  crossplane:
+    version: "`+version+`"
+  dependsOn:
+    - provider: crossplane-contrib/provider-nop
+      version: ">=v0.3.0 <v1.0.0"
+`)
+	}
+	for _, tt := range []struct{ version, source string }{
+		{">=v1.14.1-0 <v1.20.0", "xpkg.upbound.io/crossplane-contrib/provider-nop"},
+		{">=v2.0.0", "docker.io/crossplane-contrib/provider-nop"},
+		{"^v1.20.0", "xpkg.crossplane.io/crossplane-contrib/provider-nop"},
+	} {
+		write(tt.version)
+		env.MustRun("lock", "--offline")
+		l, err := lock.Read(env.Path("ferry.lock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := l.Package(tt.source); p == nil || p.Version != "v0.4.0" || len(l.Resolved()) != 1 {
+			t.Fatalf("crossplane.version %q: lock %+v, want %s at v0.4.0", tt.version, l.Resolved(), tt.source)
+		}
+	}
+	// ferry.yaml's mirrors: do not reach the copy of a closure whose
+	// root is a local crossplane.yaml (its MirrorSet is the file's); the flag does.
+	env.MustRun("mirror", "--to", w.mirror.Host+"/mirror", "--offline", "--mirror-source", "xpkg.crossplane.io="+w.src.Host+"/xp")
+	w.src.Stop()
+	env.MustRun("install", "--dest", "out")
+	l, _ := lock.Read(env.Path("ferry.lock"))
+	checkCrossplaneInstall(t, env.Path("out/crossplane"), l, w.mirror.Host+"/mirror")
+
+	write(">=v1.14.0")
+	env.Expect(2, []string{"lock", "--offline"}, `"crossplane-contrib/provider-nop" names no registry`, "xpkg.upbound.io before v1.20.0", "crossplane.defaultRegistry")
+}

@@ -113,6 +113,9 @@ func (g *globalFlags) inputs(args []string, version string) (*mirrorset.MirrorSe
 	if err != nil {
 		return nil, "", err
 	}
+	if err := g.tarballRoots(ms, input); err != nil {
+		return nil, "", err
+	}
 	if err := checkConstraints(ms, input); err != nil {
 		return nil, "", err
 	}
@@ -229,7 +232,7 @@ func (g *globalFlags) register(c *cobra.Command) {
 	f.BoolVarP(&g.quiet, "quiet", "q", false, "print only results and errors")
 	f.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.StringVar(&g.versionStrategy, "version-strategy", "", "how a Porter dependency's version is chosen in its range: exact (the reference's tag; Porter's default), max-patch, max-minor, min or highest (default: ferry.yaml porter.versionStrategy, else $"+porter.StrategyEnv+", else exact)")
-	f.StringVar(&g.defaultRegistry, "default-registry", "", "registry for crossplane.yaml dependencies written without one (default "+crossplane.DefaultRegistry+"; ferry.yaml: crossplane.defaultRegistry)")
+	f.StringVar(&g.defaultRegistry, "default-registry", "", "registry for crossplane.yaml dependencies written without one (default: the one the Crossplane versions of its spec.crossplane.version give, else "+crossplane.DefaultRegistry+"; ferry.yaml: crossplane.defaultRegistry)")
 	f.IntVar(&g.retries, "retries", 5, "retries of a registry request or blob copy that fails transiently (connection lost, timeout, 408, 429, 5xx; never a full disk or quota); 0 disables retries")
 	f.DurationVar(&g.retryMaxTime, "retry-max-time", 2*time.Minute, "stop retrying one request or blob copy this long after its first try")
 	f.DurationVar(&g.connectTimeout, "connect-timeout", client.DefaultConnectTimeout, "limit for opening a connection to a registry, and for its TLS handshake")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -28,6 +29,7 @@ func newMirrorCmd(g *globalFlags) *cobra.Command {
 	var shardFlag string
 	var allowDowngrade bool
 	var shardWait time.Duration
+	var installByDigest bool
 	c := &cobra.Command{
 		Use:   "mirror [ROOT...|--lock F] [--from HOST[/PREFIX]] --to HOST[/PREFIX] | --to-archive FILE.tar",
 		Short: "Copy the locked closure into a mirror registry",
@@ -182,14 +184,14 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 				}
 				l, rep, err := relocate.FromArchiveChecked(cmd.Context(), fromArchive, relocate.Options{
 					Source: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Reporter: reporter, Formats: env.Formats,
-					Retry: env.Client.RetryPolicy(),
+					Retry: env.Client.RetryPolicy(), AllowBrokenReferences: installByDigest,
 				}, check, func(ctx context.Context, store *oci.ReadOnlyStore, l *lock.Lock) error {
 					moved, err := env.Import(ctx, store, l, mapping)
 					progressMoved(g, moved)
 					return err
 				})
 				if err != nil {
-					return err
+					return brokenLayoutHint(err)
 				}
 				if signedSig != nil {
 					g.stopProgress() // results and the lock's report after the last bar
@@ -294,7 +296,7 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 			}
 			ropts := relocate.Options{
 				Source: sources, Target: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Reporter: reporter, Formats: env.Formats,
-				Retry: env.Client.RetryPolicy(), Origin: origin,
+				Retry: env.Client.RetryPolicy(), Origin: origin, AllowBrokenReferences: installByDigest,
 			}
 			var rep *relocate.Report
 			if shard != nil {
@@ -306,7 +308,7 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 				rep, err = relocate.Mirror(cmd.Context(), l, ropts)
 			}
 			if err != nil {
-				return err
+				return brokenLayoutHint(err)
 			}
 			if ext != nil {
 				moved, err := ext.Push(cmd.Context(), mapping)
@@ -333,6 +335,7 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 	c.Flags().StringVar(&shardFlag, "shard", "", "copy one part I/N of the lock (1 ≤ I ≤ N; auto/N takes I from $JOB_COMPLETION_INDEX+1 or $CI_NODE_INDEX), for N processes run at once (a Kubernetes Indexed Job, a CI matrix): each blob is uploaded by one shard, each package's manifests and tag by one shard once its blobs are in the mirror")
 	c.Flags().DurationVar(&shardWait, "shard-wait", time.Hour, "with --shard: how long a package waits for the blobs other shards upload")
 	c.Flags().BoolVar(&flatten, "flatten", false, "join each repository path below --to HOST/NAMESPACE into one component (a/b/c -> NAMESPACE/a-b-c), for registries that take NAMESPACE/NAME only (Quay, Docker Hub); the lock records where each package went")
+	c.Flags().BoolVar(&installByDigest, "install-by-digest", false, "allow a --to HOST/PREFIX that breaks partially qualified dependency references (Crossplane's org/name): the cluster installs with ferry install's manifests, which pin every package by digest and turn dependency resolution off, so no reference is qualified inside the mirror; the broken references are listed as warnings")
 	c.Flags().StringVar(&from, "from", "", "mirror to mirror: read the lock's packages and mixins from this mirror HOST[/PREFIX] instead of the sources and the feed")
 	return c
 }
@@ -503,6 +506,14 @@ func finishMirror(g *globalFlags, l *lock.Lock, lockPath string, rep *relocate.R
 	return reportMirror(g, l, rep, "lock "+lockPath)
 }
 
+// brokenLayoutHint adds to a layout refusal the flag that allows it.
+func brokenLayoutHint(err error) error {
+	if !errors.Is(err, relocate.ErrBrokenLayout) {
+		return err
+	}
+	return fmt.Errorf("%w\nor, when the cluster installs with ferry install's manifests (every package pinned by digest, dependency resolution off), pass --install-by-digest", err)
+}
+
 // ignoredWarnings words what a mirror run left behind because the lock
 // does not name it: signatures and referrers of a package's manifests,
 // and an archive's other repositories and tags.
@@ -515,6 +526,9 @@ func ignoredWarnings(rep *relocate.Report) []string {
 	}
 	for _, i := range rep.Ignored {
 		out = append(out, fmt.Sprintf("not imported, the lock does not name it: %s", i))
+	}
+	for _, e := range rep.BrokenReferences {
+		out = append(out, fmt.Sprintf("--install-by-digest: %s: %q resolves inside the mirror to %s, not to its mirrored copy %s; install with ferry install's manifests (pinned by digest, dependency resolution off)", e.Parent, e.Ref, e.Resolves, e.Want))
 	}
 	return out
 }
