@@ -215,6 +215,9 @@ func (p *Policy) checkPackage(ctx context.Context, pkg *lock.Package, repos Repo
 		if rule.Required {
 			return found, fail("no signature of %s (required)", pkg.Digest), nil
 		}
+		if len(rule.Attestations) > 0 {
+			return found, fail("attestation %s required: %v", rule.Attestations[0].PredicateType, errNoRegistry), nil
+		}
 		return found, nil, nil
 	}
 	g, err := rule.verifyGraph(ctx, repo, root.Digest, found, true)
@@ -230,6 +233,16 @@ func (p *Policy) checkPackage(ctx context.Context, pkg *lock.Package, repos Repo
 	}
 	for _, n := range g.nested {
 		whys = append(whys, fmt.Sprintf("manifest %s@%s of the package's graph: %s", pkg.Source, n.subject, n.why))
+	}
+	if len(rule.Attestations) > 0 {
+		aw, av, err := rule.checkAttestations(ctx, repo, root.Digest, found, true)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", pkg.Source, err)
+		}
+		whys = append(whys, aw...)
+		for d := range av {
+			g.verified[d] = true
+		}
 	}
 	for i := range found {
 		if g.verified[found[i].Digest] {
@@ -528,6 +541,15 @@ func CheckMirror(ctx context.Context, repo *remote.Repository, repoName string, 
 	}
 	for _, n := range g.nested {
 		out = append(out, Finding{Ref: repoName + "@" + n.subject.String(), Detail: fmt.Sprintf("trust rule %q: manifest %s of the package's graph: %s", rule.Name, n.subject, n.why)})
+	}
+	if len(rule.Attestations) > 0 {
+		aw, _, err := rule.checkAttestations(ctx, repo, root.Digest, found, listed)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", ref, err)
+		}
+		for _, why := range aw {
+			out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("trust rule %q: %s", rule.Name, why)})
+		}
 	}
 	return out, g.manifests, nil
 }

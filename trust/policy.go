@@ -72,6 +72,9 @@ type RuleConfig struct {
 	Keyless []Identity `yaml:"keyless,omitempty" json:"keyless,omitempty"`
 	// Required makes an unsigned package an error.
 	Required bool `yaml:"required,omitempty" json:"required,omitempty"`
+	// Attestations are the attestations the package must carry, by
+	// predicate type (see AttestationConfig).
+	Attestations []AttestationConfig `yaml:"attestations,omitempty" json:"attestations,omitempty"`
 }
 
 // Config is ferry.yaml's `trust:` section.
@@ -149,6 +152,8 @@ type Rule struct {
 	Keys     []*signature.PublicKey
 	Keyless  []KeylessIdentity
 	Required bool
+	// Attestations are the attestations the rule requires.
+	Attestations []*AttestationRule
 	// root is the policy's Sigstore trusted root, loaded once for the
 	// rules that have keyless identities.
 	root *root.TrustedRoot
@@ -237,10 +242,13 @@ func New(cfg *Config, opts Options) (*Policy, error) {
 			}
 			r.Keyless = append(r.Keyless, ki)
 		}
+		if r.Attestations, err = newAttestationRules(rc, r, func(k string) (*signature.PublicKey, error) { return signature.LoadPublicKey(rel(k)) }); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
 		p.Rules = append(p.Rules, r)
 	}
 	for _, r := range p.Rules {
-		if len(r.Keyless) == 0 {
+		if !r.hasKeyless() {
 			continue
 		}
 		if p.TrustedRoot == "" {
