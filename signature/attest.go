@@ -113,10 +113,10 @@ const maxEnvelope = 16 << 20
 // envelope's payloadType is in-toto, and its signature verifies with a
 // trusted key over the DSSE pre-authentication encoding (for a bundle:
 // sigstore-go, with a trusted key or keyless identity as VerifyBundle).
-// Then, as sigstore-go checks a bundle's statement against an artifact
-// digest (pkg/verify/signature.go verifyEnvelopeWithArtifactDigest) and
-// Kyverno's verifyImages.attestations does, one subject of the statement
-// must have d's digest.
+// Then one subject of the statement must have d's digest, as cosign's
+// claim verifier for attestations checks it in both layouts
+// (pkg/cosign/verifiers.go IntotoSubjectClaimVerifier, set by
+// cmd/cosign/cli/verify/verify_attestation.go).
 func (v *Verifier) VerifyAttestations(ctx context.Context, repo Repository, d digest.Digest, refs []ocispec.Descriptor, listed bool) ([]Attestation, []RejectedAttestation, error) {
 	if err := v.Check(); err != nil {
 		return nil, nil, err
@@ -278,7 +278,9 @@ func (v *Verifier) verifyDSSELayer(ctx context.Context, repo Repository, layer o
 }
 
 // checkStatement reads a verified in-toto statement and checks that one
-// of its subjects is d.
+// of its subjects is d, byte for byte as cosign compares them
+// (IntotoSubjectClaimVerifier: "sha256:"+subject.digest.sha256 equals the
+// image digest).
 func checkStatement(payload []byte, d digest.Digest) (Statement, error) {
 	var st Statement
 	if err := json.Unmarshal(payload, &st); err != nil {
@@ -290,7 +292,7 @@ func checkStatement(payload []byte, d digest.Digest) (Statement, error) {
 	var got []string
 	for _, s := range st.Subject {
 		if h, ok := s.Digest[d.Algorithm().String()]; ok {
-			if strings.EqualFold(h, d.Encoded()) {
+			if h == d.Encoded() {
 				return st, nil
 			}
 			got = append(got, d.Algorithm().String()+":"+h)
