@@ -146,10 +146,17 @@ func newAttestationRules(rc RuleConfig, r *Rule, load func(string) (*signature.P
 		if len(a.Keys) == 0 && len(a.Keyless) == 0 {
 			a.Keys, a.Keyless = r.Keys, r.Keyless
 		}
+		if len(a.Keys) == 0 && len(a.Keyless) == 0 {
+			return nil, errkind.Markf(errkind.BadInput, "%s: give keys or keyless identities, here or on the rule", what)
+		}
 		out = append(out, a)
 	}
 	return out, nil
 }
+
+// signs reports whether the rule checks signatures: it has keys or
+// keyless identities (a rule may ask for a provenance file alone).
+func (r *Rule) signs() bool { return len(r.Keys) > 0 || len(r.Keyless) > 0 }
 
 // hasKeyless reports whether any of the rule's attestations is checked
 // against keyless identities (which need the trusted root).

@@ -75,6 +75,9 @@ type RuleConfig struct {
 	// Attestations are the attestations the package must carry, by
 	// predicate type (see AttestationConfig).
 	Attestations []AttestationConfig `yaml:"attestations,omitempty" json:"attestations,omitempty"`
+	// Provenance asks for the package format's own provenance file (a
+	// Helm chart's .prov) signed by a key of a keyring.
+	Provenance *ProvenanceConfig `yaml:"provenance,omitempty" json:"provenance,omitempty"`
 }
 
 // Config is ferry.yaml's `trust:` section.
@@ -154,6 +157,9 @@ type Rule struct {
 	Required bool
 	// Attestations are the attestations the rule requires.
 	Attestations []*AttestationRule
+	// Keyring is the OpenPGP keyring file a package's provenance file
+	// must verify with; empty when the rule asks for none.
+	Keyring string
 	// root is the policy's Sigstore trusted root, loaded once for the
 	// rules that have keyless identities.
 	root *root.TrustedRoot
@@ -221,7 +227,7 @@ func New(cfg *Config, opts Options) (*Policy, error) {
 			return nil, exitcode.BadInput("%s: another rule has the same match", what)
 		}
 		seen[rc.Match] = true
-		if len(rc.Keys) == 0 && len(rc.Keyless) == 0 {
+		if len(rc.Keys) == 0 && len(rc.Keyless) == 0 && (rc.Provenance == nil || rc.Required) {
 			return nil, exitcode.BadInput("%s: give keys or keyless identities", what)
 		}
 		r := &Rule{Name: rc.Match, Match: rc.Match, Required: rc.Required}
@@ -241,6 +247,9 @@ func New(cfg *Config, opts Options) (*Policy, error) {
 				return nil, exitcode.BadInput("%s: keyless[%d]: %w", what, j, err)
 			}
 			r.Keyless = append(r.Keyless, ki)
+		}
+		if r.Keyring, err = newProvenance(rc.Provenance, rel); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		if r.Attestations, err = newAttestationRules(rc, r, func(k string) (*signature.PublicKey, error) { return signature.LoadPublicKey(rel(k)) }); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
