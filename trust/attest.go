@@ -294,15 +294,30 @@ func (c Conditions) check(st signature.Statement) string {
 		if builder == "" {
 			builder = "none"
 		}
-		why = append(why, fmt.Sprintf("builder id %s is not %s", builder, c.BuilderID))
+		why = append(why, fmt.Sprintf("builder id %s is not %s", showRef(builder), showRef(c.BuilderID)))
 	}
 	if c.SourceRepository != "" && (source == "" || normalizeRepo(source) != normalizeRepo(c.SourceRepository)) {
 		if source == "" {
 			source = "none"
 		}
-		why = append(why, fmt.Sprintf("source repository %s is not %s", source, c.SourceRepository))
+		why = append(why, fmt.Sprintf("source repository %s is not %s", showRef(source), showRef(c.SourceRepository)))
 	}
 	return strings.Join(why, "; ")
+}
+
+// showRef writes a URL with an "@ref" suffix (a SLSA builder id
+// "https://github.com/ORG/REPO/.github/workflows/W.yml@refs/tags/v1", a
+// source "git+https://github.com/ORG/REPO@refs/heads/main") as "URL at
+// ref": the CLI removes what looks like credentials from its messages
+// (package redact), and a URL whose path is followed by "@refs/…" reads as
+// one with a password holding '/'.
+func showRef(s string) string {
+	scheme := strings.Index(s, "://")
+	at := strings.LastIndex(s, "@")
+	if scheme < 0 || at < scheme {
+		return s
+	}
+	return s[:at] + " at " + s[at+1:]
 }
 
 // builderMatches reports whether the provenance's builder id got is want:

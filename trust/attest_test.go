@@ -156,7 +156,7 @@ func TestAttestations(t *testing.T) {
 
 			p, _, ref = push("slsa/builder")
 			attest(key, ref, provV1Other, "slsaprovenance1")
-			rows = append(rows, row{name: "SLSA builder mismatch", pkg: p, fail: []string{trust.SLSAProvenanceV1, "builder id " + otherBuilder + "@refs/tags/v2.1.0 is not " + trustedBuilder}})
+			rows = append(rows, row{name: "SLSA builder mismatch", pkg: p, fail: []string{trust.SLSAProvenanceV1, "builder id " + otherBuilder + " at refs/tags/v2.1.0 is not " + trustedBuilder}})
 
 			// The genuine attestation of one image, attached to another
 			// in the same repository.
