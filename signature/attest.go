@@ -10,6 +10,8 @@ import (
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
+	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
 	sgbundle "github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/verify"
 	"oras.land/oras-go/v2/errdef"
@@ -244,9 +246,7 @@ func (v *Verifier) verifyDSSELayer(ctx context.Context, repo Repository, layer o
 		return nil, invalidf("envelope payload: %v", err)
 	}
 	if _, ok := layer.Annotations[annotationCertificate]; ok {
-		// A keyless classic attestation needs its Rekor intoto entry
-		// checked; cosign v3 writes keyless attestations as bundles.
-		return nil, invalidf("keyless attestations in the classic .att layout are not supported; attach them as Sigstore bundles (cosign attest --new-bundle-format)")
+		return v.verifyClassicKeylessAttestation(layer, env, payload, d)
 	}
 	if len(v.Keys) == 0 {
 		return nil, invalidf("signed with a key, and no key is trusted")
@@ -418,6 +418,38 @@ func (v *Verifier) VerifyAttestationBundle(bundleJSON []byte, d digest.Digest) (
 		}
 	}
 	st, err := checkStatement(env.GetPayload(), d)
+	if err != nil {
+		return nil, err
+	}
+	return &Attestation{Signature: *s, Statement: st}, nil
+}
+
+// verifyClassicKeylessAttestation checks a keyless attestation layer of
+// cosign's classic layout (cosign v2 `attest` without a key): the DSSE
+// envelope with the layer's Fulcio certificate, chain and Rekor entry
+// (annotations, as for a .sig layer) as the v0.1 Sigstore bundle cosign v3
+// reads the old layout as, verified by sigstore-go against the trusted
+// root and identities; then the statement's subject.
+func (v *Verifier) verifyClassicKeylessAttestation(layer ocispec.Descriptor, env dsseEnvelope, payload []byte, d digest.Digest) (*Attestation, error) {
+	var sigs []*protodsse.Signature
+	for _, s := range env.Signatures {
+		raw, err := decodeB64(s.Sig)
+		if err != nil {
+			return nil, invalidf("signature is not base64")
+		}
+		sigs = append(sigs, &protodsse.Signature{Sig: raw, Keyid: s.KeyID})
+	}
+	b, err := classicKeylessBundleOf(layer, &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{
+		Payload: payload, PayloadType: env.PayloadType, Signatures: sigs,
+	}})
+	if err != nil {
+		return nil, err
+	}
+	s, _, err := v.verifyKeyless(b, verify.WithoutArtifactUnsafe())
+	if err != nil {
+		return nil, err
+	}
+	st, err := checkStatement(payload, d)
 	if err != nil {
 		return nil, err
 	}

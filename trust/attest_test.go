@@ -117,6 +117,9 @@ func TestAttestations(t *testing.T) {
 				{Match: prefix + "slsa02/", Keys: []string{pub}, Attestations: []trust.AttestationConfig{{
 					Type: "https://slsa.dev/provenance/v0.2", Conditions: &trust.Conditions{BuilderID: trustedBuilder, SourceRepository: "https://github.com/acme/app.git"},
 				}}},
+				{Match: prefix + "keyless-att/", Keys: []string{pub}, Attestations: []trust.AttestationConfig{{
+					Type: trust.SLSAProvenanceV1, Keyless: []trust.Identity{{Issuer: issuer, SubjectRegexp: "^https://github.com/acme/"}},
+				}}},
 				{Match: prefix + "keyless/", Keys: []string{pub}, Attestations: []trust.AttestationConfig{{
 					Type: trust.SLSAProvenanceV1, Keyless: []trust.Identity{{Issuer: issuer, SubjectRegexp: "^https://github.com/acme/"}},
 				}}},
@@ -191,6 +194,15 @@ func TestAttestations(t *testing.T) {
 					records = 0
 				}
 				rows = append(rows, row{name: k.name, pkg: p, fail: k.fail, records: records})
+
+				// The same in cosign v2's classic keyless layout: the
+				// envelope in a .att layer, the certificate and Rekor
+				// entry in its annotations.
+				p, repo, _ = push("keyless-att/" + strings.ReplaceAll(strings.ReplaceAll(k.name, " ", ""), ",", "-"))
+				if _, err := vs.AttestImageClassic(ctx, repo, digest.Digest(p.Digest), k.subject, issuer, trust.SLSAProvenanceV1, nil); err != nil {
+					t.Fatal(err)
+				}
+				rows = append(rows, row{name: k.name + " (.att)", pkg: p, fail: k.fail, records: records})
 			}
 
 			for _, tc := range rows {
