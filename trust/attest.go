@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -34,7 +35,7 @@ var predicateTypes = map[string]string{
 	"openvex":          "https://openvex.dev/ns",
 }
 
-// SLSA provenance predicate types, the ones whose conditions (builderId,
+// SLSA provenance predicate types, the ones whose content (builderId,
 // sourceRepository) a rule can check.
 const (
 	SLSAProvenanceV1  = "https://slsa.dev/provenance/v1"
@@ -42,41 +43,44 @@ const (
 )
 
 // AttestationConfig is one attestation a rule requires, as ferry.yaml
-// writes it (after Kyverno's verifyImages[].attestations[]: type,
-// attestors, conditions):
+// writes it (PRODUCT.md, Trust; the predicate type as cosign's --type or
+// Kyverno's verifyImages[].attestations[].type may also name it):
 //
 //	attestations:
-//	  - type: slsaprovenance1        # a cosign --type name, or the predicate type URI
+//	  - predicateType: https://slsa.dev/provenance/v1   # or type: slsaprovenance1
 //	    keys: [keys/builder.pub]     # default: the rule's keys and keyless identities
-//	    conditions:                  # SLSA provenance only
-//	      builderId: https://github.com/slsa-framework/slsa-github-generator/.github/workflows/generator_container_slsa3.yml
-//	      sourceRepository: github.com/acme/app
+//	    builderId: ^https://github.com/slsa-framework/slsa-github-generator/   # SLSA provenance only
+//	    sourceRepository: github.com/acme/app                                 # SLSA provenance only
 type AttestationConfig struct {
-	// Type is the predicate type: a name `cosign attest --type` takes
-	// (slsaprovenance1, slsaprovenance02, spdx, cyclonedx, ...) or a URI.
-	Type string `yaml:"type" json:"type"`
+	// PredicateType is the predicate type URI.
+	PredicateType string `yaml:"predicateType,omitempty" json:"predicateType,omitempty"`
+	// Type is the predicate type as `cosign attest --type` names it
+	// (slsaprovenance1, slsaprovenance02, spdx, cyclonedx, ...) or a URI;
+	// give it or PredicateType.
+	Type string `yaml:"type,omitempty" json:"type,omitempty"`
 	// Keys and Keyless sign the attestation; when both are empty, the
 	// rule's own keys and identities do.
 	Keys    []string   `yaml:"keys,omitempty" json:"keys,omitempty"`
 	Keyless []Identity `yaml:"keyless,omitempty" json:"keyless,omitempty"`
-	// Conditions are checks on a SLSA provenance statement's content.
-	Conditions *Conditions `yaml:"conditions,omitempty" json:"conditions,omitempty"`
-}
-
-// Conditions are checks on the content of a SLSA provenance predicate
-// (v1 or v0.2), as slsa-verifier's --builder-id and --source-uri.
-type Conditions struct {
-	// BuilderID must equal the provenance's builder id
-	// (runDetails.builder.id in v1, builder.id in v0.2); given without an
-	// "@ref", it matches any ref of that builder.
+	// BuilderID is a regular expression (Go syntax, unanchored: write ^
+	// and $) the SLSA provenance's builder id must match
+	// (runDetails.builder.id in v1, builder.id in v0.2, "@ref" included).
 	BuilderID string `yaml:"builderId,omitempty" json:"builderId,omitempty"`
 	// SourceRepository must be the repository the artifact was built
 	// from (v1: buildDefinition.externalParameters.workflow.repository,
 	// else the first resolvedDependencies uri; v0.2:
 	// invocation.configSource.uri, else the first materials uri),
-	// compared without "git+", the URL scheme, an "@ref" and ".git":
-	// github.com/acme/app matches git+https://github.com/acme/app@refs/heads/main.
+	// compared without "git+", the URL scheme, an "@ref" and ".git", as
+	// slsa-verifier's --source-uri: github.com/acme/app matches
+	// git+https://github.com/acme/app@refs/heads/main.
 	SourceRepository string `yaml:"sourceRepository,omitempty" json:"sourceRepository,omitempty"`
+}
+
+// conditions are the checks on a SLSA provenance statement's content an
+// attestation rule makes.
+type conditions struct {
+	builderID        *regexp.Regexp
+	sourceRepository string
 }
 
 // AttestationRule is a required attestation, ready to check.
@@ -86,7 +90,7 @@ type AttestationRule struct {
 	// Keys and Keyless verify it (the rule's, when the config gave none).
 	Keys       []*signature.PublicKey
 	Keyless    []KeylessIdentity
-	Conditions Conditions
+	conditions conditions
 }
 
 // PredicateTypeURI returns the predicate type URI of a type as a rule
@@ -112,22 +116,33 @@ func newAttestationRules(rc RuleConfig, r *Rule, load func(string) (*signature.P
 	var out []*AttestationRule
 	for i, ac := range rc.Attestations {
 		what := fmt.Sprintf("attestations[%d]", i)
-		if ac.Type == "" {
-			return nil, errkind.Markf(errkind.BadInput, "%s: type is required (a predicate type URI or a cosign --type name)", what)
+		typ := ac.PredicateType
+		switch {
+		case ac.PredicateType != "" && ac.Type != "":
+			return nil, errkind.Markf(errkind.BadInput, "%s: give predicateType or type, not both", what)
+		case typ == "":
+			typ = ac.Type
 		}
-		uri, err := PredicateTypeURI(ac.Type)
+		if typ == "" {
+			return nil, errkind.Markf(errkind.BadInput, "%s: predicateType is required (a predicate type URI, or type: a cosign --type name)", what)
+		}
+		uri, err := PredicateTypeURI(typ)
 		if err != nil {
 			return nil, errkind.Markf(errkind.BadInput, "%s: %w", what, err)
 		}
 		a := &AttestationRule{PredicateType: uri}
-		if ac.Conditions != nil {
+		if ac.BuilderID != "" || ac.SourceRepository != "" {
 			if uri != SLSAProvenanceV1 && uri != SLSAProvenanceV02 {
-				return nil, errkind.Markf(errkind.BadInput, "%s: conditions apply to SLSA provenance (%s, %s), not %s", what, SLSAProvenanceV1, SLSAProvenanceV02, uri)
+				return nil, errkind.Markf(errkind.BadInput, "%s: builderId and sourceRepository apply to SLSA provenance (%s, %s), not %s", what, SLSAProvenanceV1, SLSAProvenanceV02, uri)
 			}
-			if ac.Conditions.BuilderID == "" && ac.Conditions.SourceRepository == "" {
-				return nil, errkind.Markf(errkind.BadInput, "%s: conditions: give builderId or sourceRepository", what)
+			if ac.BuilderID != "" {
+				re, err := regexp.Compile(ac.BuilderID)
+				if err != nil {
+					return nil, errkind.Markf(errkind.BadInput, "%s: builderId: %w", what, err)
+				}
+				a.conditions.builderID = re
 			}
-			a.Conditions = *ac.Conditions
+			a.conditions.sourceRepository = ac.SourceRepository
 		}
 		for _, k := range ac.Keys {
 			key, err := load(k)
@@ -219,7 +234,7 @@ func (r *Rule) checkAttestations(ctx context.Context, repo signature.Repository,
 		}
 		var bad []string
 		for _, at := range matching {
-			if why := a.Conditions.check(at.Statement); why != "" {
+			if why := a.conditions.check(at.Statement); why != "" {
 				bad = append(bad, fmt.Sprintf("%s: %s", where(at), why))
 			}
 		}
@@ -280,8 +295,8 @@ func dedupe(s []string) []string {
 }
 
 // check returns why st does not meet c; empty when it does or c is empty.
-func (c Conditions) check(st signature.Statement) string {
-	if c.BuilderID == "" && c.SourceRepository == "" {
+func (c conditions) check(st signature.Statement) string {
+	if c.builderID == nil && c.sourceRepository == "" {
 		return ""
 	}
 	var p slsaPredicate
@@ -290,17 +305,17 @@ func (c Conditions) check(st signature.Statement) string {
 	}
 	builder, source := p.builderID(st.PredicateType), p.sourceURI(st.PredicateType)
 	var why []string
-	if c.BuilderID != "" && !builderMatches(c.BuilderID, builder) {
+	if c.builderID != nil && (builder == "" || !c.builderID.MatchString(builder)) {
 		if builder == "" {
 			builder = "none"
 		}
-		why = append(why, fmt.Sprintf("builder id %s is not %s", showRef(builder), showRef(c.BuilderID)))
+		why = append(why, fmt.Sprintf("builder id %s does not match %s", showRef(builder), showRef(c.builderID.String())))
 	}
-	if c.SourceRepository != "" && (source == "" || normalizeRepo(source) != normalizeRepo(c.SourceRepository)) {
+	if c.sourceRepository != "" && (source == "" || normalizeRepo(source) != normalizeRepo(c.sourceRepository)) {
 		if source == "" {
 			source = "none"
 		}
-		why = append(why, fmt.Sprintf("source repository %s is not %s", showRef(source), showRef(c.SourceRepository)))
+		why = append(why, fmt.Sprintf("source repository %s is not %s", showRef(source), showRef(c.sourceRepository)))
 	}
 	return strings.Join(why, "; ")
 }
@@ -320,21 +335,6 @@ func showRef(s string) string {
 	return s[:at] + " at " + s[at+1:]
 }
 
-// builderMatches reports whether the provenance's builder id got is want:
-// equal, or, when want names no ref, equal up to got's "@ref", as
-// slsa-verifier matches --builder-id (slsa-framework/slsa-verifier
-// verifiers/utils/builder.go TrustedBuilderID.MatchesLoose).
-func builderMatches(want, got string) bool {
-	if want == got {
-		return true
-	}
-	if strings.Contains(want, "@") {
-		return false
-	}
-	name, _, _ := strings.Cut(got, "@")
-	return name == want
-}
-
 // normalizeRepo reduces a source URI to host/path: no "git+", URL scheme,
 // "@ref", ".git" or trailing slash (slsa-verifier compares
 // "git+https://"+--source-uri with the provenance's URI without its ref).
@@ -351,7 +351,7 @@ func normalizeRepo(s string) string {
 }
 
 // slsaPredicate holds the fields of SLSA provenance v1 and v0.2 that
-// Conditions read (slsa.dev/spec/v1.0/provenance, slsa.dev/provenance/v0.2).
+// conditions read (slsa.dev/spec/v1.0/provenance, slsa.dev/provenance/v0.2).
 type slsaPredicate struct {
 	// v1
 	BuildDefinition struct {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -112,10 +113,10 @@ func TestAttestations(t *testing.T) {
 			}
 			pol, err := trust.New(&trust.Config{TrustedRoot: "root.json", Rules: []trust.RuleConfig{
 				{Match: prefix + "slsa/", Keys: []string{pub}, Attestations: []trust.AttestationConfig{{
-					Type: "slsaprovenance1", Conditions: &trust.Conditions{BuilderID: trustedBuilder, SourceRepository: "github.com/acme/app"},
+					Type: "slsaprovenance1", BuilderID: "^" + regexp.QuoteMeta(trustedBuilder) + "@", SourceRepository: "github.com/acme/app",
 				}}},
 				{Match: prefix + "slsa02/", Keys: []string{pub}, Attestations: []trust.AttestationConfig{{
-					Type: "https://slsa.dev/provenance/v0.2", Conditions: &trust.Conditions{BuilderID: trustedBuilder, SourceRepository: "https://github.com/acme/app.git"},
+					PredicateType: "https://slsa.dev/provenance/v0.2", BuilderID: "^https://github.com/slsa-framework/", SourceRepository: "https://github.com/acme/app.git",
 				}}},
 				{Match: prefix + "keyless-att/", Keys: []string{pub}, Attestations: []trust.AttestationConfig{{
 					Type: trust.SLSAProvenanceV1, Keyless: []trust.Identity{{Issuer: issuer, SubjectRegexp: "^https://github.com/acme/"}},
@@ -159,7 +160,7 @@ func TestAttestations(t *testing.T) {
 
 			p, _, ref = push("slsa/builder")
 			attest(key, ref, provV1Other, "slsaprovenance1")
-			rows = append(rows, row{name: "SLSA builder mismatch", pkg: p, fail: []string{trust.SLSAProvenanceV1, "builder id " + otherBuilder + " at refs/tags/v2.1.0 is not " + trustedBuilder}})
+			rows = append(rows, row{name: "SLSA builder mismatch", pkg: p, fail: []string{trust.SLSAProvenanceV1, "builder id " + otherBuilder + " at refs/tags/v2.1.0 does not match ^" + regexp.QuoteMeta(trustedBuilder)}})
 
 			// The genuine attestation of one image, attached to another
 			// in the same repository.
@@ -312,18 +313,21 @@ func TestAttestationConfig(t *testing.T) {
 		want       string // predicate type URI of the first attestation
 		err        string
 	}{
+		{name: "predicateType (PRODUCT.md)", yaml: "- match: a/\n  keys: [a.pub]\n  attestations: [{predicateType: 'https://slsa.dev/provenance/v1', builderId: '^https://github.com/acme/.*'}]\n", want: trust.SLSAProvenanceV1},
 		{name: "cosign type name", yaml: "- match: a/\n  keys: [a.pub]\n  attestations: [{type: slsaprovenance1}]\n", want: trust.SLSAProvenanceV1},
 		{name: "URI", yaml: "- match: a/\n  keys: [a.pub]\n  attestations: [{type: 'https://example.com/custom/v1'}]\n", want: "https://example.com/custom/v1"},
 		{name: "spdx", yaml: "- match: a/\n  keys: [a.pub]\n  attestations: [{type: spdx}]\n", want: "https://spdx.dev/Document"},
 		{name: "cyclonedx", yaml: "- match: a/\n  keys: [a.pub]\n  attestations: [{type: cyclonedx}]\n", want: "https://cyclonedx.org/bom"},
-		{name: "SLSA conditions", yaml: "- match: a/\n  keys: [a.pub]\n  attestations:\n    - type: slsaprovenance02\n      conditions: {builderId: b, sourceRepository: github.com/a/b}\n", want: trust.SLSAProvenanceV02},
-		{name: "own key", yaml: "- match: a/\n  keys: [a.pub]\n  attestations: [{type: spdx, keys: [a.pub]}]\n", want: "https://spdx.dev/Document"},
-		{name: "no type", yaml: "- match: a/\n  keys: [a.pub]\n  attestations: [{keys: [a.pub]}]\n", err: "type is required"},
+		{name: "SLSA v0.2 checks", yaml: "- match: a/\n  keys: [a.pub]\n  attestations:\n    - type: slsaprovenance02\n      builderId: b\n      sourceRepository: github.com/a/b\n", want: trust.SLSAProvenanceV02},
+		{name: "own key", yaml: "- match: a/\n  attestations: [{type: spdx, keys: [a.pub]}]\n", want: "https://spdx.dev/Document"},
+		{name: "no type", yaml: "- match: a/\n  keys: [a.pub]\n  attestations: [{keys: [a.pub]}]\n", err: "predicateType is required"},
+		{name: "both type and predicateType", yaml: "- match: a/\n  keys: [a.pub]\n  attestations: [{type: spdx, predicateType: 'https://spdx.dev/Document'}]\n", err: "not both"},
 		{name: "unknown name", yaml: "- match: a/\n  keys: [a.pub]\n  attestations: [{type: slsa}]\n", err: `type "slsa" is neither`},
-		{name: "conditions on an SBOM", yaml: "- match: a/\n  keys: [a.pub]\n  attestations: [{type: spdx, conditions: {builderId: b}}]\n", err: "conditions apply to SLSA provenance"},
-		{name: "empty conditions", yaml: "- match: a/\n  keys: [a.pub]\n  attestations: [{type: slsaprovenance1, conditions: {}}]\n", err: "give builderId or sourceRepository"},
+		{name: "builderId on an SBOM", yaml: "- match: a/\n  keys: [a.pub]\n  attestations: [{type: spdx, builderId: b}]\n", err: "apply to SLSA provenance"},
+		{name: "bad builderId", yaml: "- match: a/\n  keys: [a.pub]\n  attestations: [{type: slsaprovenance1, builderId: '('}]\n", err: "builderId"},
+		{name: "no signer", yaml: "- match: a/\n  attestations: [{type: spdx}]\n", err: "give keys or keyless identities, here or on the rule"},
 		{name: "keyless without a trusted root", yaml: "- match: a/\n  keys: [a.pub]\n  attestations: [{type: spdx, keyless: [{issuer: https://i, subject: s}]}]\n", err: "trusted root"},
-		{name: "unknown field", yaml: "- match: a/\n  keys: [a.pub]\n  attestations: [{type: spdx, condition: {}}]\n", err: "field condition not found"},
+		{name: "unknown field", yaml: "- match: a/\n  keys: [a.pub]\n  attestations: [{type: spdx, conditions: {}}]\n", err: "field conditions not found"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -227,7 +227,7 @@ func New(cfg *Config, opts Options) (*Policy, error) {
 			return nil, exitcode.BadInput("%s: another rule has the same match", what)
 		}
 		seen[rc.Match] = true
-		if len(rc.Keys) == 0 && len(rc.Keyless) == 0 && (rc.Provenance == nil || rc.Required) {
+		if len(rc.Keys) == 0 && len(rc.Keyless) == 0 && ((rc.Provenance == nil && len(rc.Attestations) == 0) || rc.Required) {
 			return nil, exitcode.BadInput("%s: give keys or keyless identities", what)
 		}
 		r := &Rule{Name: rc.Match, Match: rc.Match, Required: rc.Required}

@@ -36,7 +36,7 @@ func TestE2EAttestations(t *testing.T) {
 	rule := func(att string) string {
 		return "trust:\n  rules:\n    - match: " + h + "/acme/\n      keys: [keys/att.pub]\n      attestations:\n" + att
 	}
-	w.ferryYAML(rule("        - type: slsaprovenance1\n          conditions: {builderId: " + builder + ", sourceRepository: github.com/acme/app}\n"))
+	w.ferryYAML(rule("        - predicateType: https://slsa.dev/provenance/v1\n          builderId: ^" + builder + "@refs/tags/v2\n          sourceRepository: github.com/acme/app\n"))
 	w.env.Expect(0, []string{"lock"})
 	lockText := w.env.ReadFile("ferry.lock")
 	if !strings.Contains(lockText, "rule: "+h+"/acme/") {
@@ -49,8 +49,8 @@ func TestE2EAttestations(t *testing.T) {
 		name, att string
 		want      []string
 	}{
-		{"another builder", "        - type: slsaprovenance1\n          conditions: {builderId: https://github.com/evil/builder}\n",
-			[]string{app, "https://slsa.dev/provenance/v1", "builder id " + builder + " at refs/tags/v2.1.0 is not https://github.com/evil/builder"}},
+		{"another builder", "        - type: slsaprovenance1\n          builderId: ^https://github.com/evil/\n",
+			[]string{app, "https://slsa.dev/provenance/v1", "builder id " + builder + " at refs/tags/v2.1.0 does not match ^https://github.com/evil/"}},
 		{"another predicate type", "        - type: cyclonedx\n",
 			[]string{app, "https://cyclonedx.org/bom", "missing", "https://slsa.dev/provenance/v1"}},
 	} {
