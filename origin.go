@@ -10,9 +10,11 @@ import (
 	"strings"
 	"syscall"
 
+	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/ferryhq/ferry/client"
+	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/relocate"
@@ -122,20 +124,32 @@ func (e *Env) CheckTrustAt(ctx context.Context, pol *trust.Policy, l *lock.Lock,
 		if err != nil {
 			return nil, err
 		}
-		return pol.Apply(ctx, l, regs, e.Concurrency, true)
+		return pol.Apply(ctx, l, trustSources{Registries: regs, formats: e.Formats}, e.Concurrency, true)
 	}
 	names := map[string]string{}
 	for _, p := range l.Resolved() {
 		names[p.Source] = origin(p)
 	}
-	return pol.Apply(ctx, l, originRepos{c: e.Client, names: names}, e.Concurrency, true)
+	return pol.Apply(ctx, l, originRepos{c: e.Client, names: names, formats: e.Formats}, e.Concurrency, true)
 }
 
 // originRepos opens, for a source repository, the repository its packages
 // are copied from.
 type originRepos struct {
-	c     *client.Client
-	names map[string]string
+	c       *client.Client
+	names   map[string]string
+	formats []format.Format
+}
+
+// OpenSource opens what a package of source outside any registry is
+// copied from, for the trust rules that read its content (a Helm chart's
+// provenance): its origin when that is a registry repository, else the
+// source through the format that owns it (trust.SourceOpener).
+func (o originRepos) OpenSource(source string) (content.Fetcher, error) {
+	if n, ok := o.names[source]; ok && n != source && !ociref.IsURLSource(n) {
+		return o.c.Repository(n)
+	}
+	return format.Open(o.c, o.formats, source)
 }
 
 // Repository opens source's origin repository.

@@ -6,7 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"oras.land/oras-go/v2/content"
+
 	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/relocate"
@@ -50,8 +53,22 @@ func (e *Env) CheckTrust(ctx context.Context, pol *trust.Policy, l *lock.Lock, m
 	if err != nil {
 		return err
 	}
-	_, err = pol.Apply(ctx, l, regs, e.Concurrency, mirroring)
+	_, err = pol.Apply(ctx, l, trustSources{Registries: regs, formats: e.Formats}, e.Concurrency, mirroring)
 	return err
+}
+
+// trustSources opens registry repositories through Registries, and, for
+// trust rules that read a package's own content (a Helm chart's
+// provenance), the sources outside any registry through the format that
+// owns them (trust.SourceOpener).
+type trustSources struct {
+	format.Registries
+	formats []format.Format
+}
+
+// OpenSource opens source as format.Open does.
+func (s trustSources) OpenSource(source string) (content.Fetcher, error) {
+	return format.Open(s.Registries, s.formats, source)
 }
 
 // CheckMirrorTrust checks, in the mirror (mirror overrides the locations

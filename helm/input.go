@@ -179,8 +179,8 @@ func allVendored(ch *chart.Chart) bool {
 
 // hashReq is helm's internal/resolver/resolver.go HashReq: the sha256 of
 // the JSON of the requested and the locked dependencies, hex-encoded as
-// helm.sh/helm/v4/pkg/provenance/sign.go Digest writes it (importing
-// that package for one sha256 would link an OpenPGP implementation).
+// helm.sh/helm/v4/pkg/provenance/sign.go Digest writes it (one sha256,
+// written out here; provenance.go uses that package for .prov files).
 func hashReq(req, locked []*chart.Dependency) (string, error) {
 	data, err := json.Marshal([2][]*chart.Dependency{req, locked})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -51,6 +52,16 @@ type RekorPayload struct {
 // its inclusion promise) sigstore-go verifies, as cosign v3 does for the
 // old layout.
 func classicKeylessBundle(layer ocispec.Descriptor, payload, sig []byte) (*sgbundle.Bundle, error) {
+	sum := sha256.Sum256(payload)
+	return classicKeylessBundleOf(layer, &protobundle.Bundle_MessageSignature{MessageSignature: &protocommon.MessageSignature{
+		MessageDigest: &protocommon.HashOutput{Algorithm: protocommon.HashAlgorithm_SHA2_256, Digest: sum[:]},
+		Signature:     sig,
+	}})
+}
+
+// classicKeylessBundleOf is classicKeylessBundle for any signed content:
+// a message signature (a .sig layer) or a DSSE envelope (a .att layer).
+func classicKeylessBundleOf(layer ocispec.Descriptor, signed any) (*sgbundle.Bundle, error) {
 	certs, err := cryptoutils.UnmarshalCertificatesFromPEM([]byte(layer.Annotations[AnnotationCertificate]))
 	if err != nil || len(certs) == 0 {
 		return nil, invalidf("%s is not a PEM certificate: %v", AnnotationCertificate, err)
@@ -113,15 +124,19 @@ func classicKeylessBundle(layer ocispec.Descriptor, payload, sig []byte) (*sgbun
 			Rfc3161Timestamps: []*protocommon.RFC3161SignedTimestamp{{SignedTimestamp: t.SignedRFC3161Timestamp}},
 		}
 	}
-	sum := sha256.Sum256(payload)
-	b, err := sgbundle.NewBundle(&protobundle.Bundle{
+	pb := &protobundle.Bundle{
 		MediaType:            "application/vnd.dev.sigstore.bundle+json;version=0.1",
 		VerificationMaterial: vm,
-		Content: &protobundle.Bundle_MessageSignature{MessageSignature: &protocommon.MessageSignature{
-			MessageDigest: &protocommon.HashOutput{Algorithm: protocommon.HashAlgorithm_SHA2_256, Digest: sum[:]},
-			Signature:     sig,
-		}},
-	})
+	}
+	switch c := signed.(type) {
+	case *protobundle.Bundle_MessageSignature:
+		pb.Content = c
+	case *protobundle.Bundle_DsseEnvelope:
+		pb.Content = c
+	default:
+		return nil, fmt.Errorf("classic keyless layer: content %T", signed)
+	}
+	b, err := sgbundle.NewBundle(pb)
 	if err != nil {
 		return nil, invalidf("keyless signature layer: %v", err)
 	}

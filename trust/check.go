@@ -212,14 +212,33 @@ func (p *Policy) checkPackage(ctx context.Context, pkg *lock.Package, repos Repo
 		return found, nil, nil
 	}
 	if repo == nil {
+		var whys []string
 		if rule.Required {
-			return found, fail("no signature of %s (required)", pkg.Digest), nil
+			whys = append(whys, fmt.Sprintf("no signature of %s (required)", pkg.Digest))
+		}
+		if len(rule.Attestations) > 0 {
+			whys = append(whys, fmt.Sprintf("attestation %s required: %v", rule.Attestations[0].PredicateType, errNoRegistry))
+		}
+		if rule.Keyring != "" {
+			why, err := rule.checkSourceProvenance(ctx, repos, pkg)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", pkg.Source, err)
+			}
+			if why != "" {
+				whys = append(whys, why)
+			}
+		}
+		if len(whys) > 0 {
+			return found, fail("%s", strings.Join(whys, "; ")), nil
 		}
 		return found, nil, nil
 	}
-	g, err := rule.verifyGraph(ctx, repo, root.Digest, found, true)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", pkg.Source, err)
+	g := graphVerdict{verified: map[string]bool{}, none: true}
+	if rule.signs() {
+		var err error
+		if g, err = rule.verifyGraph(ctx, repo, root.Digest, found, true); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", pkg.Source, err)
+		}
 	}
 	var whys []string
 	switch {
@@ -230,6 +249,25 @@ func (p *Policy) checkPackage(ctx context.Context, pkg *lock.Package, repos Repo
 	}
 	for _, n := range g.nested {
 		whys = append(whys, fmt.Sprintf("manifest %s@%s of the package's graph: %s", pkg.Source, n.subject, n.why))
+	}
+	if rule.Keyring != "" {
+		why, err := rule.checkProvenance(ctx, repo, pkg)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", pkg.Source, err)
+		}
+		if why != "" {
+			whys = append(whys, why)
+		}
+	}
+	if len(rule.Attestations) > 0 {
+		aw, av, err := rule.checkAttestations(ctx, repo, root.Digest, found, true)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", pkg.Source, err)
+		}
+		whys = append(whys, aw...)
+		for d := range av {
+			g.verified[d] = true
+		}
 	}
 	for i := range found {
 		if g.verified[found[i].Digest] {
@@ -516,9 +554,12 @@ func CheckMirror(ctx context.Context, repo *remote.Repository, repoName string, 
 	// layout cosign writes, not the .sig tag alone, and every signed
 	// manifest of the package's graph (verifyGraph).
 	ref := repoName + "@" + root.Digest.String()
-	g, err := rule.verifyGraph(ctx, repo, root.Digest, found, listed)
-	if err != nil {
-		return nil, 0, fmt.Errorf("checking the signatures of %s: %w", ref, err)
+	g := graphVerdict{verified: map[string]bool{}, none: true}
+	if rule.signs() {
+		var err error
+		if g, err = rule.verifyGraph(ctx, repo, root.Digest, found, listed); err != nil {
+			return nil, 0, fmt.Errorf("checking the signatures of %s: %w", ref, err)
+		}
 	}
 	switch {
 	case g.none && rule.Required:
@@ -528,6 +569,24 @@ func CheckMirror(ctx context.Context, repo *remote.Repository, repoName string, 
 	}
 	for _, n := range g.nested {
 		out = append(out, Finding{Ref: repoName + "@" + n.subject.String(), Detail: fmt.Sprintf("trust rule %q: manifest %s of the package's graph: %s", rule.Name, n.subject, n.why)})
+	}
+	if rule.Keyring != "" {
+		why, err := rule.checkProvenance(ctx, repo, pkg)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", ref, err)
+		}
+		if why != "" {
+			out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("trust rule %q: %s", rule.Name, why)})
+		}
+	}
+	if len(rule.Attestations) > 0 {
+		aw, _, err := rule.checkAttestations(ctx, repo, root.Digest, found, listed)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", ref, err)
+		}
+		for _, why := range aw {
+			out = append(out, Finding{Ref: ref, Detail: fmt.Sprintf("trust rule %q: %s", rule.Name, why)})
+		}
 	}
 	return out, g.manifests, nil
 }

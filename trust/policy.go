@@ -72,6 +72,12 @@ type RuleConfig struct {
 	Keyless []Identity `yaml:"keyless,omitempty" json:"keyless,omitempty"`
 	// Required makes an unsigned package an error.
 	Required bool `yaml:"required,omitempty" json:"required,omitempty"`
+	// Attestations are the attestations the package must carry, by
+	// predicate type (see AttestationConfig).
+	Attestations []AttestationConfig `yaml:"attestations,omitempty" json:"attestations,omitempty"`
+	// Provenance asks for the package format's own provenance file (a
+	// Helm chart's .prov) signed by a key of a keyring.
+	Provenance *ProvenanceConfig `yaml:"provenance,omitempty" json:"provenance,omitempty"`
 }
 
 // Config is ferry.yaml's `trust:` section.
@@ -149,6 +155,11 @@ type Rule struct {
 	Keys     []*signature.PublicKey
 	Keyless  []KeylessIdentity
 	Required bool
+	// Attestations are the attestations the rule requires.
+	Attestations []*AttestationRule
+	// Keyring is the OpenPGP keyring file a package's provenance file
+	// must verify with; empty when the rule asks for none.
+	Keyring string
 	// root is the policy's Sigstore trusted root, loaded once for the
 	// rules that have keyless identities.
 	root *root.TrustedRoot
@@ -216,7 +227,7 @@ func New(cfg *Config, opts Options) (*Policy, error) {
 			return nil, exitcode.BadInput("%s: another rule has the same match", what)
 		}
 		seen[rc.Match] = true
-		if len(rc.Keys) == 0 && len(rc.Keyless) == 0 {
+		if len(rc.Keys) == 0 && len(rc.Keyless) == 0 && ((rc.Provenance == nil && len(rc.Attestations) == 0) || rc.Required) {
 			return nil, exitcode.BadInput("%s: give keys or keyless identities", what)
 		}
 		r := &Rule{Name: rc.Match, Match: rc.Match, Required: rc.Required}
@@ -237,10 +248,16 @@ func New(cfg *Config, opts Options) (*Policy, error) {
 			}
 			r.Keyless = append(r.Keyless, ki)
 		}
+		if r.Keyring, err = newProvenance(rc.Provenance, rel); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		if r.Attestations, err = newAttestationRules(rc, r, func(k string) (*signature.PublicKey, error) { return signature.LoadPublicKey(rel(k)) }); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
 		p.Rules = append(p.Rules, r)
 	}
 	for _, r := range p.Rules {
-		if len(r.Keyless) == 0 {
+		if !r.hasKeyless() {
 			continue
 		}
 		if p.TrustedRoot == "" {

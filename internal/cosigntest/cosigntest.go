@@ -226,3 +226,34 @@ func (c *Cosign) VerifyImage(t testing.TB, pub, ref string) error {
 // emptyTrustedRoot is a Sigstore trusted root that trusts nothing
 // (protobuf-specs TrustedRoot, media type version 0.1).
 const emptyTrustedRoot = `{"mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1"}`
+
+// AttestImage runs `cosign attest` on ref (HOST/REPO@sha256:...) on a
+// loopback registry with key, offline (no transparency-log upload, plain
+// HTTP allowed): predicate is the predicate file, typ cosign's --type (a
+// name such as slsaprovenance1 or a URI). extra flags are appended
+// (cosign v3: --new-bundle-format=false for the classic .att layout).
+func (c *Cosign) AttestImage(t testing.TB, key, ref, predicate, typ string, extra ...string) {
+	t.Helper()
+	args := []string{"attest", "--key", key, "--predicate", predicate, "--type", typ, "--tlog-upload=false", "--allow-insecure-registry", "--allow-http-registry", "--yes"}
+	if strings.HasPrefix(c.Version, "v3") {
+		args = append(args, "--use-signing-config=false")
+	}
+	args = append(args, extra...)
+	args = append(args, ref)
+	c.Run(t, t.TempDir(), args...)
+}
+
+// VerifyAttestation runs `cosign verify-attestation --key pub --type typ`
+// on ref, offline, and returns its failure: the oracle of what ferry's
+// attestation check accepts.
+func (c *Cosign) VerifyAttestation(t testing.TB, pub, ref, typ string) error {
+	t.Helper()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "trusted_root.json")
+	if err := os.WriteFile(root, []byte(emptyTrustedRoot), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"verify-attestation", "--key", pub, "--type", typ, "--insecure-ignore-tlog=true", "--allow-insecure-registry", "--allow-http-registry", "--trusted-root", root, ref}
+	_, err := c.TryRun(t, dir, args...)
+	return err
+}

@@ -261,3 +261,92 @@ func (k *Keyless) SignImageClassic(ctx context.Context, target oras.Target, dock
 		"dev.sigstore.cosign/bundle":         string(rekorBundle),
 	})
 }
+
+// AttestImageClassic attests manifest d keyless in cosign's classic
+// layout, as cosign v2 `attest` does without a key: the DSSE envelope of
+// an in-toto statement naming d with predicateType and predicate (JSON),
+// as the one layer (application/vnd.dsse.envelope.v1+json) of a manifest
+// tagged sha256-HEX.att, with the predicate type, Fulcio certificate and
+// chain, and Rekor bundle (the log entry and its signed entry timestamp)
+// as annotations (sigstore/cosign pkg/oci/static/options.go,
+// cmd/cosign/cli/attest/attest.go).
+func (k *Keyless) AttestImageClassic(ctx context.Context, target oras.Target, d digest.Digest, subject, issuer, predicateType string, predicate json.RawMessage) (ocispec.Descriptor, error) {
+	if predicate == nil {
+		predicate = json.RawMessage(`{}`)
+	}
+	statement, err := json.Marshal(map[string]any{
+		"_type":         "https://in-toto.io/Statement/v1",
+		"subject":       []any{map[string]any{"name": "image", "digest": map[string]string{d.Algorithm().String(): d.Encoded()}}},
+		"predicateType": predicateType,
+		"predicate":     predicate,
+	})
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	e, err := k.vs.AttestAtTime(subject, issuer, statement, time.Now().Add(5*time.Minute), true)
+	if err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("virtual sigstore: %w", err)
+	}
+	vc, err := e.VerificationContent()
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	sc, err := e.SignatureContent()
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	env, ok := sc.(*sgbundle.Envelope)
+	if !ok {
+		return ocispec.Descriptor{}, fmt.Errorf("signature content is %T, not a DSSE envelope", sc)
+	}
+	envJSON, err := json.Marshal(env.Envelope)
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	leaf, err := cryptoutils.MarshalCertificateToPEM(vc.Certificate())
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	fulcio, ok := k.vs.FulcioCertificateAuthorities()[0].(*root.FulcioCertificateAuthority)
+	if !ok {
+		return ocispec.Descriptor{}, errors.New("virtual sigstore's CA is not a Fulcio CA")
+	}
+	chain, err := cryptoutils.MarshalCertificatesToPEM(append(append([]*x509.Certificate{}, fulcio.Intermediates...), fulcio.Root))
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	entries, err := e.TlogEntries()
+	if err != nil || len(entries) != 1 {
+		return ocispec.Descriptor{}, fmt.Errorf("virtual sigstore made %d log entries: %v", len(entries), err)
+	}
+	tle := entries[0].TransparencyLogEntry()
+	rp := tlog.RekorPayload{
+		Body:           base64.StdEncoding.EncodeToString(tle.CanonicalizedBody),
+		IntegratedTime: tle.IntegratedTime,
+		LogIndex:       tle.LogIndex,
+		LogID:          hex.EncodeToString(tle.LogId.KeyId),
+	}
+	set, err := k.vs.RekorSignPayload(rp)
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	rekorBundle, err := json.Marshal(map[string]any{"SignedEntryTimestamp": set, "Payload": rp})
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	layer := ocispec.Descriptor{MediaType: "application/vnd.dsse.envelope.v1+json", Digest: digest.FromBytes(envJSON), Size: int64(len(envJSON)),
+		Annotations: map[string]string{
+			"predicateType":                   predicateType,
+			"dev.sigstore.cosign/certificate": string(leaf),
+			"dev.sigstore.cosign/chain":       string(chain),
+			"dev.sigstore.cosign/bundle":      string(rekorBundle),
+		}}
+	if err := target.Push(ctx, layer, bytes.NewReader(envJSON)); err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("pushing the envelope: %w", err)
+	}
+	m, err := oras.PackManifest(ctx, target, oras.PackManifestVersion1_1, "application/vnd.dsse.envelope.v1+json", oras.PackManifestOptions{Layers: []ocispec.Descriptor{layer}})
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	return m, target.Tag(ctx, m, d.Algorithm().String()+"-"+d.Encoded()+".att")
+}

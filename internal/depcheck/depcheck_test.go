@@ -37,8 +37,12 @@ const binary = module + "/cmd/ferry"
 // binaryMax is the most third-party packages (outside the standard
 // library and this module) the ferry binary may link: 923 when this was
 // written (1,124 before issue 29; crane links 28), plus room for upstream
-// patch releases.
-const binaryMax = 950
+// patch releases; 965 after issue 30 point 5 (verifying a Helm chart's
+// .prov with Helm's own helm.sh/helm/v4/pkg/provenance, which links
+// ProtonMail/go-crypto's OpenPGP and cloudflare/circl's curves: 36
+// packages, the same whether ferry called go-crypto itself or Helm's
+// package, which adds itself alone).
+const binaryMax = 1000
 
 // binaryModules are the modules the binary may link packages of, by path
 // prefix, each with the most packages it may link from them and who
@@ -69,7 +73,9 @@ var binaryModules = []struct {
 	{"helm.sh/helm/v4", 20, "helm: chart loader, values, template engine"},
 	{"go.opentelemetry.io/", 140, "distribution (tracing, redisotel) and sigstore (rekor's OpenAPI client)"},
 	{"google.golang.org/", 121, "sigstore (protobuf-specs, rekor-tiles gRPC) and Kubernetes (protobuf)"},
-	{"golang.org/x/", 57, "the Go project's extended library"},
+	{"golang.org/x/", 63, "the Go project's extended library"},
+	{"github.com/ProtonMail/go-crypto", 26, "helm: pkg/provenance (OpenPGP: a chart's .prov, trust rules' provenance keyring)"},
+	{"github.com/cloudflare/circl", 14, "helm: pkg/provenance through ProtonMail/go-crypto (X25519, X448, Ed448 keys)"},
 	{"github.com/sigstore/", 55, "signature: sigstore-go"},
 	{"github.com/go-openapi/", 51, "sigstore: rekor's generated OpenAPI client"},
 	{"github.com/distribution/", 44, "serve: the registry; distribution/reference"},
@@ -137,8 +143,8 @@ var binaryModules = []struct {
 // stays far below the formats that render or serve.
 var budgets = map[string]int{
 	"cmd/ferry": binaryMax,
-	"formats":   745, // every format
-	"helm":      735, // Helm's chart loader and engine (see binaryModules)
+	"formats":   785, // every format
+	"helm":      775, // Helm's chart loader and engine (see binaryModules), and pkg/provenance (OpenPGP)
 	// Formats, the pipeline and the root package reach sigstore-go
 	// through trust (mirrorset's trust section) or install (signature).
 	"":           380,
@@ -166,7 +172,6 @@ var banned = []struct{ prefix, why string }{
 	{"helm.sh/helm/v4/pkg/repo", "Helm's repository-index rules are copied in helm/index.go; pkg/repo/v1 links Helm's getters, plugins and a WebAssembly runtime"},
 	{"helm.sh/helm/v4/pkg/getter", "Helm's downloaders: ferry downloads with its own client"},
 	{"helm.sh/helm/v4/pkg/registry", "Helm's registry client: the media types are copied in helm/mediatype.go"},
-	{"helm.sh/helm/v4/pkg/provenance", "an OpenPGP implementation for one sha256 (helm/input.go hashReq)"},
 	{"helm.sh/helm/v4/pkg/cli", "Helm's CLI settings and kubeconfig"},
 	{"helm.sh/helm/v4/pkg/action", "Helm's actions (install, upgrade) and their Kubernetes clients"},
 	{"helm.sh/helm/v4/pkg/downloader", "Helm's dependency downloader"},
