@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/opencontainers/go-digest"
+	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 
@@ -56,13 +56,26 @@ var artifactFiles = []struct {
 	{MediaTypeMirrors, MirrorsSuffix},
 }
 
+// ArtifactTarget is where a lock artifact is pushed: a registry
+// repository (oras-go's remote.Repository) or an OCI layout.
+type ArtifactTarget interface {
+	content.Storage
+	content.TagResolver
+}
+
+// ReadOnlyArtifactTarget is where a lock artifact is read from.
+type ReadOnlyArtifactTarget interface {
+	content.ReadOnlyStorage
+	content.Resolver
+}
+
 // IsArtifactRef reports whether a --lock value names a lock artifact.
 func IsArtifactRef(s string) bool { return strings.HasPrefix(s, ArtifactScheme) }
 
 // PushArtifact pushes the lock at lockPath, with its signature and mirror
 // sidecar when they are beside it, to target as one artifact tagged tag,
 // and returns the manifest's descriptor.
-func PushArtifact(ctx context.Context, target oras.Target, lockPath, tag string) (ocispec.Descriptor, error) {
+func PushArtifact(ctx context.Context, target ArtifactTarget, lockPath, tag string) (ocispec.Descriptor, error) {
 	var layers []ocispec.Descriptor
 	for _, f := range artifactFiles {
 		path := lockPath + f.suffix
@@ -80,8 +93,26 @@ func PushArtifact(ctx context.Context, target oras.Target, lockPath, tag string)
 		}
 		layers = append(layers, d)
 	}
-	m, err := oras.PackManifest(ctx, target, oras.PackManifestVersion1_1, ArtifactType, oras.PackManifestOptions{Layers: layers})
+	// An OCI 1.1 artifact manifest, as oras.PackManifest writes one: the
+	// empty config, the artifact type, the files as layers.
+	empty := ocispec.DescriptorEmptyJSON
+	if err := pushIfAbsent(ctx, target, empty, empty.Data); err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("pushing the lock artifact: %w", err)
+	}
+	empty.Data = nil
+	mb, err := json.Marshal(ocispec.Manifest{
+		Versioned:    specs.Versioned{SchemaVersion: 2},
+		MediaType:    ocispec.MediaTypeImageManifest,
+		ArtifactType: ArtifactType,
+		Config:       empty,
+		Layers:       layers,
+	})
 	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	m := content.NewDescriptorFromBytes(ocispec.MediaTypeImageManifest, mb)
+	m.ArtifactType = ArtifactType
+	if err := pushIfAbsent(ctx, target, m, mb); err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("pushing the lock artifact: %w", err)
 	}
 	if tag != "" {
@@ -98,7 +129,7 @@ func PushArtifact(ctx context.Context, target oras.Target, lockPath, tag string)
 // against the manifest's digests and each file capped at MaxFileSize. It
 // returns the lock's path and the manifest's digest. Something that is not
 // a lock artifact is errkind.BadInput.
-func PullArtifact(ctx context.Context, target oras.ReadOnlyTarget, reference, dir string) (string, digest.Digest, error) {
+func PullArtifact(ctx context.Context, target ReadOnlyArtifactTarget, reference, dir string) (string, digest.Digest, error) {
 	desc, err := target.Resolve(ctx, reference)
 	if err != nil {
 		if errors.Is(err, errdef.ErrNotFound) {
@@ -154,7 +185,7 @@ func readCapped(path string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-func pushIfAbsent(ctx context.Context, target oras.Target, d ocispec.Descriptor, data []byte) error {
+func pushIfAbsent(ctx context.Context, target content.Storage, d ocispec.Descriptor, data []byte) error {
 	ok, err := target.Exists(ctx, d)
 	if err != nil || ok {
 		return err

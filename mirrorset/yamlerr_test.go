@@ -32,7 +32,7 @@ func TestParseErrorsInUserTerms(t *testing.T) {
 		{"a list for a string", "packages:\n  - ref: [a]\n",
 			"line 4: got a list, want a string"},
 		{"unknown key of a trust rule", "packages:\n  - ref: a.io/x:v1\ntrust:\n  - match: a.io/\n    key: k.pub\n",
-			`trust: line 7: unknown key "key" in a trust rule (known keys: keyless, keys, match, required)`},
+			`trust: line 7: unknown key "key" in a trust rule (known keys: attestations, keyless, keys, match, provenance, required)`},
 		{"unknown key of trust", "packages:\n  - ref: a.io/x:v1\ntrust:\n  trustedroot: r.json\n",
 			`trust: line 6: unknown key "trustedroot" in trust (known keys: default, rules, trustedRoot)`},
 	}
