@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
+
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/resolve"
@@ -102,8 +104,31 @@ func (r Reader) Policy() resolve.Policy {
 }
 
 // pickGroup applies the strategy to each request; the requests of one
-// sharing group must choose one version.
+// sharing group must choose one version. They are resolved jointly: PEP003
+// (getporter/proposals pep/003-advanced-dependencies.md, "Dependency
+// Resolution" and "sharing") reuses one installation for every dependency
+// of a group, so each request chooses among the tags that satisfy every
+// range of the group (the group's constraints intersected), and the
+// strategy then picks within that set. `5.7.x` and `5.x` in one group
+// both choose v5.7.3 under highest, where each alone would choose its own
+// highest. Porter itself records the group and does not resolve it
+// (getporter/porter pkg/cnab/extended_bundle.go ResolveSharedDeps).
 func pickGroup(s VersionStrategy, reqs []resolve.Request, tags []string) (string, error) {
+	// Under exact the ranges are not read (Porter does not check them), so
+	// there is nothing to intersect. Under highest, a group whose ranges
+	// share no tag falls back to the references' own tags (PEP003
+	// precedence 4), which must then agree.
+	if len(reqs) > 1 && reqs[0].Group != "" && s != StrategyExact && s != "" {
+		joint, err := jointTags(reqs, tags)
+		switch {
+		case err != nil && s == StrategyHighest:
+			tags = nil
+		case err != nil:
+			return "", err
+		default:
+			tags = joint
+		}
+	}
 	picks := map[string][]string{}
 	var first string
 	for _, r := range reqs {
@@ -126,4 +151,58 @@ func pickGroup(s VersionStrategy, reqs []resolve.Request, tags []string) (string
 	sort.Strings(parts)
 	group := reqs[0].Group
 	return "", fmt.Errorf("the dependencies of sharing group %q must resolve to one version, and version strategy %s chooses %s", group, s, strings.Join(parts, "; "))
+}
+
+// jointTags returns the tags that satisfy the range of every request of a
+// sharing group that gives one (a request's prereleases setting admits
+// prereleases for its own range), in the order of tags; tags unchanged
+// when no request gives a range. An empty intersection is an error naming
+// each range and who asked for it.
+func jointTags(reqs []resolve.Request, tags []string) ([]string, error) {
+	type ranged struct {
+		c    *semver.Constraints
+		expr string
+		from string
+	}
+	var rs []ranged
+	for _, r := range reqs {
+		expr := strings.TrimSpace(r.Constraint)
+		if expr == "" {
+			continue
+		}
+		c, err := parseConstraint(expr)
+		if err != nil {
+			return nil, fmt.Errorf("%s: invalid version constraint %q: %w", r.From, expr, err)
+		}
+		c.IncludePrerelease = r.Prereleases
+		rs = append(rs, ranged{c, expr, r.From})
+	}
+	if len(rs) == 0 {
+		return tags, nil
+	}
+	var out []string
+	for _, t := range tags {
+		v, err := tagVersion(t)
+		if err != nil {
+			continue
+		}
+		ok := true
+		for _, r := range rs {
+			if !r.c.Check(v) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		parts := make([]string, len(rs))
+		for i, r := range rs {
+			parts[i] = fmt.Sprintf("%q by %s", r.expr, r.from)
+		}
+		return nil, fmt.Errorf("the dependencies of sharing group %q must resolve to one version, and no tag satisfies every range of the group (%s; tags: %s): %w", reqs[0].Group, strings.Join(parts, ", "), listTags(tags), errNoTag)
+	}
+	return out, nil
 }
