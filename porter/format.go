@@ -118,11 +118,12 @@ func pickGroup(s VersionStrategy, reqs []resolve.Request, tags []string) (string
 	// there is nothing to intersect. Under highest, a group whose ranges
 	// share no tag falls back to the references' own tags (PEP003
 	// precedence 4), which must then agree.
+	var jointErr error
 	if len(reqs) > 1 && reqs[0].Group != "" && s != StrategyExact && s != "" {
 		joint, err := jointTags(reqs, tags)
 		switch {
 		case err != nil && s == StrategyHighest:
-			tags = nil
+			tags, jointErr = nil, err
 		case err != nil:
 			return "", err
 		default:
@@ -143,6 +144,9 @@ func pickGroup(s VersionStrategy, reqs []resolve.Request, tags []string) (string
 	}
 	if len(picks) <= 1 {
 		return first, nil
+	}
+	if jointErr != nil {
+		return "", jointErr
 	}
 	var parts []string
 	for tag, from := range picks {
