@@ -3,6 +3,7 @@ package porter
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -16,7 +17,15 @@ import (
 // its `interface.reference` names, requires, matched by name and type or
 // by `$id`. A dependency the bundle names itself is Porter's to check at
 // install; a user's substitute is ferry's to check before it is locked.
-func (Reader) CheckGraph(g *resolve.Graph) error {
+//
+// It also adds to g.Warnings every tag version strategy exact locked
+// outside its declared range (outsideRange).
+func (r Reader) CheckGraph(g *resolve.Graph) error {
+	for _, w := range r.outside.warnings(g) {
+		if !slices.Contains(g.Warnings, w) {
+			g.Warnings = append(g.Warnings, w)
+		}
+	}
 	var errs []string
 	for _, id := range g.Sources() {
 		p := g.Packages[id]

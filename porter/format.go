@@ -5,6 +5,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/Masterminds/semver/v3"
 
@@ -83,6 +84,7 @@ func (r Reader) Configure(m *mirrorset.MirrorSet) (format.Format, error) {
 		return nil, err
 	}
 	r.Strategy, _ = ParseVersionStrategy(s.VersionStrategy)
+	r.outside = &outsideRange{}
 	return r, nil
 }
 
@@ -98,7 +100,11 @@ func (r Reader) Policy() resolve.Policy {
 		Name:     string(strategy),
 		Unshared: true,
 		Pick: func(reqs []resolve.Request, tags []string) (string, error) {
-			return pickGroup(strategy, reqs, tags)
+			tag, err := pickGroup(strategy, reqs, tags)
+			if err == nil && strategy == StrategyExact && r.outside != nil {
+				r.outside.note(reqs)
+			}
+			return tag, err
 		},
 	}
 }
@@ -209,4 +215,92 @@ func jointTags(reqs []resolve.Request, tags []string) ([]string, error) {
 		return nil, fmt.Errorf("the dependencies of sharing group %q must resolve to one version, and no tag satisfies every range of the group (%s; tags: %s): %w", reqs[0].Group, strings.Join(parts, ", "), listTags(tags), errNoTag)
 	}
 	return out, nil
+}
+
+// outsideRange collects the requests whose reference's tag is outside
+// their declared range: version strategy exact locks the tag as written
+// and never reads the range, as Porter does (getporter/porter
+// pkg/cnab/extended_bundle.go ResolveVersion and ResolveVersionv2: under
+// DependencyVersionStrategyExact the reference's tag is returned before
+// the range is looked at), so Porter installs it without a word; ferry
+// warns.
+type outsideRange struct {
+	mu   sync.Mutex
+	seen map[outsideKey]bool
+}
+
+// outsideKey is one request whose tag is outside its range.
+type outsideKey struct {
+	from, tag, constraint string
+}
+
+// note records every request of reqs whose tag its range refuses, or
+// whose tag is no semantic version a range could hold.
+func (o *outsideRange) note(reqs []resolve.Request) {
+	for _, r := range reqs {
+		if !tagOutside(r) {
+			continue
+		}
+		o.mu.Lock()
+		if o.seen == nil {
+			o.seen = map[outsideKey]bool{}
+		}
+		o.seen[outsideKey{r.From, r.Tag, strings.TrimSpace(r.Constraint)}] = true
+		o.mu.Unlock()
+	}
+}
+
+// tagOutside reports whether r names a tag that its range, read as the
+// other strategies read it (Masterminds semver, prereleases as r allows
+// them), does not hold.
+func tagOutside(r resolve.Request) bool {
+	expr := strings.TrimSpace(r.Constraint)
+	if r.Tag == "" || expr == "" || strings.HasPrefix(expr, "sha256:") {
+		return false
+	}
+	c, err := parseConstraint(expr)
+	if err != nil {
+		return false // an invalid range is reported where it is read
+	}
+	c.IncludePrerelease = r.Prereleases
+	v, err := tagVersion(r.Tag)
+	return err != nil || !c.Check(v)
+}
+
+// warnings words what was collected, for the requests still in g: a
+// root's, or one placed by a package of g (naming the dependency and the
+// bundle it resolved to when an edge of that package matches), sorted.
+func (o *outsideRange) warnings(g *resolve.Graph) []string {
+	if o == nil {
+		return nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	byLabel := map[string]*resolve.Package{}
+	for _, p := range g.Packages {
+		byLabel[p.Label()] = p
+	}
+	var out []string
+	for k := range o.seen {
+		what := fmt.Sprintf("tag %s", k.tag)
+		if strings.HasPrefix(k.from, "root ") {
+			what = fmt.Sprintf("%s: %s", k.from, what)
+		} else {
+			p := byLabel[k.from]
+			if p == nil {
+				continue // a package a later round dropped
+			}
+			what = fmt.Sprintf("%s: %s", k.from, what)
+			for _, e := range p.Dependencies {
+				t := g.Packages[e.Target]
+				if e.Role == "" && t != nil && t.Version == k.tag && strings.TrimSpace(e.Constraint) == k.constraint {
+					what = fmt.Sprintf("%s: dependency %q: %s tag %s", k.from, e.Name, t.Source, k.tag)
+					break
+				}
+			}
+		}
+		out = append(out, fmt.Sprintf("%s is outside its declared range %q; version strategy exact (Porter's default) locks the reference's tag without reading the range, as Porter installs it; another strategy (highest, max-patch, max-minor, min) chooses within the range", what, k.constraint))
+	}
+	sort.Strings(out)
+	return out
 }

@@ -52,6 +52,10 @@ type Reader struct {
 	// Strategy is the version strategy for dependencies with a range;
 	// empty: StrategyExact, Porter's default.
 	Strategy VersionStrategy
+	// outside collects, across one resolution, the requests whose tag
+	// version strategy exact locked outside their declared range, for
+	// CheckGraph to report; set by Configure.
+	outside *outsideRange
 }
 
 var _ format.Reader = Reader{}

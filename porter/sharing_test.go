@@ -51,3 +51,46 @@ func TestPickGroupJoint(t *testing.T) {
 		})
 	}
 }
+
+// TestTagOutside pins when version strategy exact warns: Porter's
+// ResolveVersion and ResolveVersionv2 (getporter/porter
+// pkg/cnab/extended_bundle.go) return the reference's tag under
+// DependencyVersionStrategyExact before looking at the range, so a tag
+// the range refuses is installed silently; ferry locks it too and warns.
+// The range is read as the other strategies read it (Masterminds semver,
+// the tag through semverFromTag).
+func TestTagOutside(t *testing.T) {
+	tests := []struct {
+		tag, constraint string
+		prereleases     bool
+		want            bool
+	}{
+		{"v5.6.0", "5.7.x", false, true},
+		{"v5.7.1", "5.7.x", false, false},
+		{"v5.7.1", "5.6.x || 5.7.x", false, false},
+		{"v8.0.0", ">=5.0.0, <6.0.0", false, true},
+		{"latest", "5.x", false, true},             // no semantic version: no range holds it
+		{"v6.0.0-rc.1", "6.x", false, true},        // a prerelease the range does not name
+		{"v6.0.0-rc.1", ">=6.0.0-0", false, false}, // the range names one
+		{"v5.6.0", "", false, false},               // no range: nothing to be outside
+		{"", "5.7.x", false, false},                // no tag: exact fails instead
+		{"v5.6.0", "sha256:" + strings.Repeat("a", 64), false, false},
+		{"v5.6.0", "not a range", false, false}, // reported where it is read
+	}
+	for _, tt := range tests {
+		t.Run(tt.tag+" "+tt.constraint, func(t *testing.T) {
+			if got := tagOutside(resolve.Request{Tag: tt.tag, Constraint: tt.constraint, Prereleases: tt.prereleases}); got != tt.want {
+				t.Errorf("= %v, want %v", got, tt.want)
+			}
+		})
+	}
+	// Only a request of the graph is reported, once, naming the root.
+	var o outsideRange
+	o.note([]resolve.Request{{From: "root r.example/db:v5.6.0", Tag: "v5.6.0", Constraint: "5.7.x"}, {From: "root r.example/db:v5.7.1", Tag: "v5.7.1", Constraint: "5.7.x"}})
+	o.note([]resolve.Request{{From: "r.example/gone:v1", Tag: "v5.6.0", Constraint: "5.7.x"}})
+	o.note([]resolve.Request{{From: "root r.example/db:v5.6.0", Tag: "v5.6.0", Constraint: "5.7.x"}})
+	w := o.warnings(&resolve.Graph{Packages: map[string]*resolve.Package{}})
+	if len(w) != 1 || !strings.HasPrefix(w[0], `root r.example/db:v5.6.0: tag v5.6.0 is outside its declared range "5.7.x"; version strategy exact`) {
+		t.Errorf("warnings = %q", w)
+	}
+}
