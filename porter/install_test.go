@@ -11,7 +11,7 @@ import (
 // TestWiringSource pins how plan.json reads a wiring template: Porter's
 // ParseAllDependencySources and dependencySourceWiringRegex
 // (getporter/porter pkg/cnab/extensions/dependencies/v2/types.go), whose
-// own tests (types_test.go TestParseDependencySource) give the first rows.
+// own tests (types_test.go TestDependencySource and TestParseAllDependencySources) give the rows.
 func TestWiringSource(t *testing.T) {
 	tests := []struct {
 		template string
