@@ -96,6 +96,37 @@ func TestPorterPEP003(t *testing.T) {
 		t.Errorf("plan.json: svc-b's kubeconfig credential %+v", kc)
 	}
 
+	// porter/app-1.0.0/bundle.json, for `porter install --cnab-file`:
+	// every dependency and image at the mirror, by digest, no range.
+	bj, err := os.ReadFile(filepath.Join(dest, "porter", "app-1.0.0", "bundle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bundle struct {
+		InvocationImages []struct{ Image string } `json:"invocationImages"`
+		Custom           map[string]struct {
+			Requires map[string]map[string]any `json:"requires"`
+		} `json:"custom"`
+	}
+	if err := json.Unmarshal(bj, &bundle); err != nil {
+		t.Fatal(err)
+	}
+	for _, im := range bundle.InvocationImages {
+		if !strings.HasPrefix(im.Image, mirror.Host+"/m/") || !strings.Contains(im.Image, "@sha256:") {
+			t.Errorf("bundle.json: invocation image %s is not the mirror's, by digest", im.Image)
+		}
+	}
+	reqs := bundle.Custom["org.getporter.dependencies@v2"].Requires
+	for _, name := range []string{"svc-a", "svc-b"} {
+		ref, _ := reqs[name]["bundle"].(string)
+		if !strings.HasPrefix(ref, mirror.Host+"/m/") || !strings.Contains(ref, ":v1.0.0@sha256:") {
+			t.Errorf("bundle.json: dependency %s is %q, want the mirror's, by tag and digest", name, ref)
+		}
+	}
+	if _, ok := reqs["svc-b"]["parameters"]; !ok {
+		t.Errorf("bundle.json: svc-b lost its wiring: %v", reqs["svc-b"])
+	}
+
 	// The interface without document (PEP003's own example, `interface:
 	// {outputs: [...]}`) is checked against a substitute.
 	ienv := clitest.New(t)
