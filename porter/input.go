@@ -2,16 +2,21 @@ package porter
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ferryhq/ferry/errkind"
+	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/ociref"
+	"github.com/ferryhq/ferry/sizecap"
 )
 
 // ReadInput reads a porter.yaml given as ROOT: every bundle in
@@ -81,7 +86,39 @@ func (Reader) ReadInput(path string, data []byte, _ *mirrorset.MirrorSet) (*mirr
 	if len(m.Packages) == 0 && len(entries) == 0 {
 		return nil, true, fmt.Errorf("no packages or mixins to resolve: the porter.yaml declares no dependencies and no mixins")
 	}
+	if err := readPorterLock(m, path, pm.Name); err != nil {
+		return nil, true, err
+	}
 	return m, true, nil
+}
+
+// readPorterLock reads the porter.lock.yaml beside the porter.yaml at
+// path, when there is one, into m.Beside (mixin.KeyPorterLock): the
+// Mixin Versioning proposal's lockfile (getporter/proposals
+// pep/002-mixin-versioning.md, "Porter Lockfile": Porter installs the
+// mixin versions it locks, and checks their digests). ferry then keeps
+// the versions it locks and requires the binaries it downloads to have
+// its digests (mixin.Format.Lock). It is not an input of the lock, as a
+// previous ferry.lock is not.
+func readPorterLock(m *mirrorset.MirrorSet, path, bundle string) error {
+	lockPath := filepath.Join(filepath.Dir(path), mixin.PorterLockFile)
+	data, err := sizecap.ReadFile(lockPath, mirrorset.MaxFileSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return errkind.Mark(errkind.BadInput, err)
+	}
+	pl, err := mixin.ParsePorterLock(data)
+	if err != nil {
+		return errkind.Mark(errkind.BadInput, fmt.Errorf("%s: %w", lockPath, err))
+	}
+	var n yaml.Node
+	if err := n.Encode(mixin.PorterLockInput{Path: lockPath, Bundle: bundle, Lock: *pl}); err != nil {
+		return fmt.Errorf("%s: %w", lockPath, err)
+	}
+	m.Beside = format.Sections{mixin.KeyPorterLock: n}
+	return nil
 }
 
 // isPorterYAML tells a porter.yaml by its name, else by its content.
