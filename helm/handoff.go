@@ -29,6 +29,12 @@ import (
 // `helm dependency build` and `helm install` read nothing but the mirror.
 const HandOffDir = "helm"
 
+// errNoHandOff is wrapped by the errors that leave a chart without a copy
+// naming the mirror (a dependency the lock did not resolve to a chart, a
+// mirror repository helm cannot name): the install goes on, and
+// helm/NAME-VERSION.txt says why instead.
+var errNoHandOff = errors.New("no copy naming the mirror")
+
 // maxHandOffFiles caps the files of one chart archive the copy writes.
 const maxHandOffFiles = 10000
 
@@ -73,7 +79,10 @@ func writeHandOff(dir string, l *lock.Lock, p *lock.Package, data []byte, charts
 	}
 	base := HandOffDir + "/" + path.Base(ch.Name()) + "-" + path.Base(ch.Metadata.Version)
 	if ch.Metadata.APIVersion == chart.APIVersionV2 && len(ch.Metadata.Dependencies) > 0 {
-		if err := rewriteDependencies(l, p, ch, files, charts); err != nil {
+		if err := rewriteDependencies(l, p, ch, files, charts); errors.Is(err, errNoHandOff) {
+			note := fmt.Sprintf("ferry wrote no copy of chart %s %s naming the mirror: %v\nUse charts/ instead, whose dependencies name their sources.\n", ch.Name(), ch.Metadata.Version, err)
+			return install.WriteFile(dir, base+".txt", []byte(note), 0o644)
+		} else if err != nil {
 			return err
 		}
 	}
@@ -99,17 +108,17 @@ func rewriteDependencies(l *lock.Lock, p *lock.Package, ch *chart.Chart, files m
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(files["Chart.yaml"], &doc); err != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return fmt.Errorf("Chart.yaml: not a mapping: %v", err)
+		return fmt.Errorf("Chart.yaml: not a mapping (%v): %w", err, errNoHandOff)
 	}
 	deps := mapValue(doc.Content[0], "dependencies")
 	if deps == nil || deps.Kind != yaml.SequenceNode {
-		return errors.New("Chart.yaml: dependencies is not a list")
+		return fmt.Errorf("Chart.yaml: dependencies is not a list: %w", errNoHandOff)
 	}
 	used := map[int]bool{}
 	var locked []*chart.Dependency
 	for i, n := range deps.Content {
 		if n.Kind != yaml.MappingNode {
-			return fmt.Errorf("Chart.yaml: dependencies[%d] is not a mapping", i)
+			return fmt.Errorf("Chart.yaml: dependencies[%d] is not a mapping: %w", i, errNoHandOff)
 		}
 		name, version := scalar(mapValue(n, "name")), scalar(mapValue(n, "version"))
 		if vendored[name] {
@@ -124,7 +133,7 @@ func rewriteDependencies(l *lock.Lock, p *lock.Package, ch *chart.Chart, files m
 			return fmt.Errorf("dependency %q: %w", name, err)
 		}
 		if path.Base(cv.mirrorRepo) != name {
-			return fmt.Errorf("dependency %q: mirrored to %s, whose last path element is not the chart's name, which helm appends to an OCI repository", name, cv.mirrorRepo)
+			return fmt.Errorf("dependency %q: mirrored to %s, whose last path element is not the chart's name, which helm appends to an OCI repository: %w", name, cv.mirrorRepo, errNoHandOff)
 		}
 		repo := "oci://" + path.Dir(cv.mirrorRepo)
 		setMapValue(n, "repository", repo)
@@ -207,7 +216,7 @@ func resolvedChart(l *lock.Lock, p *lock.Package, name, version string, used map
 	if fallback >= 0 {
 		return charts[p.Dependencies[fallback].Resolved], nil
 	}
-	return installedChart{}, fmt.Errorf("the lock resolves it to no installed chart of version %q", version)
+	return installedChart{}, fmt.Errorf("the lock resolves it to no installed chart of version %q: %w", version, errNoHandOff)
 }
 
 // untarChart reads a chart archive's regular files, their paths without

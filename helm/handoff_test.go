@@ -56,7 +56,7 @@ func TestWriteHandOff(t *testing.T) {
 		wantLock []string // "NAME REPOSITORY VERSION" of Chart.lock, in order; nil: no Chart.lock
 		files    []string // more files the copy must hold
 		build    bool     // run helm's Manager.Build on the copy
-		wantErr  string
+		wantNote string   // helm/NAME-VERSION.txt instead of a copy
 	}{
 		{
 			name: "OCI range, an alias of the same chart, a classic repository by alias",
@@ -104,16 +104,16 @@ func TestWriteHandOff(t *testing.T) {
 			chart: func(t *testing.T) *chart.Chart {
 				return charttest.Chart(charttest.ChartSpec{Name: "x", Version: "1.0.0", Dependencies: []*chart.Dependency{{Name: "odd", Version: "1.0.0", Repository: "oci://src.example/charts"}}})
 			},
-			deps:    []lock.Dependency{{Name: "odd", Resolved: "src.example/charts/odd@sha256:d"}},
-			wantErr: `dependency "odd": mirrored to ` + mirror + "/renamed",
+			deps:     []lock.Dependency{{Name: "odd", Resolved: "src.example/charts/odd@sha256:d"}},
+			wantNote: `dependency "odd": mirrored to ` + mirror + "/renamed",
 		},
 		{
 			name: "a dependency the lock does not resolve",
 			chart: func(t *testing.T) *chart.Chart {
 				return charttest.Chart(charttest.ChartSpec{Name: "x", Version: "1.0.0", Dependencies: []*chart.Dependency{{Name: "redis", Version: "^3.0.0", Repository: "oci://src.example/charts"}}})
 			},
-			deps:    []lock.Dependency{{Name: "redis", Resolved: "src.example/charts/redis@sha256:a"}},
-			wantErr: `dependency "redis": the lock resolves it to no installed chart of version "^3.0.0"`,
+			deps:     []lock.Dependency{{Name: "redis", Resolved: "src.example/charts/redis@sha256:a"}},
+			wantNote: `dependency "redis": the lock resolves it to no installed chart of version "^3.0.0"`,
 		},
 	}
 	for _, tt := range tests {
@@ -122,16 +122,20 @@ func TestWriteHandOff(t *testing.T) {
 			data := archive(t, ch)
 			dir := t.TempDir()
 			err := writeHandOff(dir, &lock.Lock{}, &lock.Package{Dependencies: tt.deps}, data, charts)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
-				}
-				return
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			copyDir := filepath.Join(dir, HandOffDir, ch.Name()+"-"+ch.Metadata.Version)
+			if tt.wantNote != "" {
+				note, err := os.ReadFile(copyDir + ".txt")
+				if err != nil || !strings.Contains(string(note), tt.wantNote) {
+					t.Fatalf("note %q (%v), want it to contain %q", note, err, tt.wantNote)
+				}
+				if _, err := os.Stat(copyDir); !os.IsNotExist(err) {
+					t.Errorf("a copy was written beside the note: %v", err)
+				}
+				return
+			}
 			chartYAML, err := os.ReadFile(filepath.Join(copyDir, "Chart.yaml"))
 			if err != nil {
 				t.Fatal(err)
