@@ -23,7 +23,8 @@ import (
 //   - an interface written without `document:` is checked: a `use:`
 //     substitute lacking its output is refused;
 //   - under exact, a tag outside its declared range is locked with a
-//     warning on stderr and in `resolve -o json`'s warnings.
+//     warning on stderr and in `resolve -o json`'s and `lock -o json`'s
+//     warnings.
 func TestPorterPEP003(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -159,14 +160,16 @@ func TestPorterPEP003(t *testing.T) {
 	if p := e2eReadLock(t, xenv, "porter.ferry.lock").Package(hi + "mysql"); p == nil || p.Version != "v5.7.3" {
 		t.Errorf("lock under exact: mysql %+v, want v5.7.3 (Porter's exact takes the reference's tag)", p)
 	}
-	var rep struct {
-		Warnings []string `json:"warnings"`
-	}
-	jr := xenv.MustRun("resolve", "porter.yaml", "-o", "json")
-	if err := json.Unmarshal([]byte(jr.Stdout), &rep); err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], `tag v5.7.3 is outside its declared range "8.x"`) {
-		t.Errorf("resolve -o json warnings = %q", rep.Warnings)
+	for _, args := range [][]string{{"resolve", "porter.yaml", "-o", "json"}, {"lock", "porter.yaml", "--lock", "json.lock", "-o", "json"}} {
+		var rep struct {
+			Warnings []string `json:"warnings"`
+		}
+		jr := xenv.MustRun(args...)
+		if err := json.Unmarshal([]byte(jr.Stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], `tag v5.7.3 is outside its declared range "8.x"`) {
+			t.Errorf("%s: warnings = %q", strings.Join(args, " "), rep.Warnings)
+		}
 	}
 }
