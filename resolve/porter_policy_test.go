@@ -35,7 +35,7 @@ func TestPorterPolicy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, v := range []string{"5.7.0", "5.7.3", "8.0.0", "8.0.2"} {
+	for _, v := range []string{"5.7.0", "5.7.3", "5.8.0", "8.0.0", "8.0.2"} {
 		push("mysql", v, fixture.Bundle{Outputs: map[string]string{"connstr": "string"}})
 	}
 	v1 := func(name, ref, rng string) fixture.Dep {
@@ -118,8 +118,8 @@ func TestPorterPolicy(t *testing.T) {
 		},
 		{
 			// PEP003: one installation serves the group, so the group's
-			// ranges are intersected (5.7.x and 5.x: v5.7.3, not v5.7.3
-			// and v8.0.2 on their own).
+			// ranges are intersected (5.7.x and 5.x: v5.7.3, where 5.x
+			// alone would take v5.8.0).
 			name:     "a sharing group resolves jointly",
 			roots:    []string{h + "grp-joint:v1.0.0"},
 			strategy: porter.StrategyHighest,
