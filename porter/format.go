@@ -140,6 +140,9 @@ func pickGroup(s VersionStrategy, reqs []resolve.Request, tags []string) (string
 	var first string
 	for _, r := range reqs {
 		tag, err := s.Pick(r.Tag, r.Constraint, r.Prereleases, tags)
+		if err != nil && jointErr != nil {
+			return "", jointErr
+		}
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", r.From, err)
 		}

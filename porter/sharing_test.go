@@ -29,6 +29,7 @@ func TestPickGroupJoint(t *testing.T) {
 		{"highest: one range, one bare reference", StrategyHighest, []resolve.Request{req("a", "v5.7.1", "5.7.x", "db"), req("b", "v5.7.3", "", "db")}, "v5.7.3"},
 		{"highest: no common tag falls back to the agreeing references", StrategyHighest, []resolve.Request{req("a", "v5.7.1", "5.7.x", "db"), req("b", "v5.7.1", ">=6.0.0", "db")}, "v5.7.1"},
 		{"highest: no common tag, references disagree", StrategyHighest, []resolve.Request{req("a", "v5.7.1", "5.7.x", "db"), req("b", "v6.0.0", ">=6.0.0", "db")}, `!no tag satisfies every range of the group ("5.7.x" by a, ">=6.0.0" by b`},
+		{"highest: no common tag, a reference without a tag", StrategyHighest, []resolve.Request{req("a", "", "5.7.x", "db"), req("b", "v6.0.0", ">=6.0.0", "db")}, `!no tag satisfies every range of the group ("5.7.x" by a, ">=6.0.0" by b`},
 		{"min: the lowest of the intersection", StrategyMin, []resolve.Request{req("a", "v5.7.1", ">=5.7.0", "db"), req("b", "v5.6.0", "5.x", "db")}, "v5.7.1"},
 		{"max-minor: narrowed then intersected", StrategyMaxMinor, []resolve.Request{req("a", "v5.7.1", "5.7.x", "db"), req("b", "v5.6.0", "5.x", "db")}, "v5.7.3"},
 		{"max-patch: no common tag is an error naming both ranges", StrategyMaxPatch, []resolve.Request{req("a", "v5.7.1", "5.7.x", "db"), req("b", "v6.0.0", "6.x", "db")}, `!no tag satisfies every range of the group ("5.7.x" by a, "6.x" by b`},
