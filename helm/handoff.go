@@ -68,7 +68,11 @@ type installedChart struct {
 // Only the repositories and Chart.lock change; Chart.yaml keeps every
 // other key and each dependency's version range as written. A chart of
 // apiVersion v1 (dependencies in requirements.yaml) is copied unchanged.
-func writeHandOff(dir string, l *lock.Lock, p *lock.Package, data []byte, charts map[string]installedChart) error {
+//
+// Two charts of one name and version (from two sources) would share a
+// folder: taken holds the folders written, and the second gets its
+// digest's first 12 hex digits appended.
+func writeHandOff(dir string, p *lock.Package, data []byte, charts map[string]installedChart, taken map[string]bool) error {
 	ch, err := loader.LoadArchive(bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("reading the archive: %w", err)
@@ -78,8 +82,16 @@ func writeHandOff(dir string, l *lock.Lock, p *lock.Package, data []byte, charts
 		return err
 	}
 	base := HandOffDir + "/" + path.Base(ch.Name()) + "-" + path.Base(ch.Metadata.Version)
+	if taken[base] {
+		hex := strings.TrimPrefix(p.Digest, "sha256:")
+		if len(hex) > 12 {
+			hex = hex[:12]
+		}
+		base += "-" + hex
+	}
+	taken[base] = true
 	if ch.Metadata.APIVersion == chart.APIVersionV2 && len(ch.Metadata.Dependencies) > 0 {
-		if err := rewriteDependencies(l, p, ch, files, charts); errors.Is(err, errNoHandOff) {
+		if err := rewriteDependencies(p, ch, files, charts); errors.Is(err, errNoHandOff) {
 			note := fmt.Sprintf("ferry wrote no copy of chart %s %s naming the mirror: %v\nUse charts/ instead, whose dependencies name their sources.\n", ch.Name(), ch.Metadata.Version, err)
 			return install.WriteFile(dir, base+".txt", []byte(note), 0o644)
 		} else if err != nil {
@@ -101,7 +113,7 @@ func writeHandOff(dir string, l *lock.Lock, p *lock.Package, data []byte, charts
 
 // rewriteDependencies points ch's Chart.yaml (in files) at the mirror and
 // writes its Chart.lock there.
-func rewriteDependencies(l *lock.Lock, p *lock.Package, ch *chart.Chart, files map[string][]byte, charts map[string]installedChart) error {
+func rewriteDependencies(p *lock.Package, ch *chart.Chart, files map[string][]byte, charts map[string]installedChart) error {
 	vendored := map[string]bool{}
 	for _, sub := range ch.Dependencies() {
 		vendored[sub.Name()] = true
@@ -128,7 +140,7 @@ func rewriteDependencies(l *lock.Lock, p *lock.Package, ch *chart.Chart, files m
 			}
 			continue
 		}
-		cv, err := resolvedChart(l, p, name, version, used, charts)
+		cv, err := resolvedChart(p, name, version, used, charts)
 		if err != nil {
 			return fmt.Errorf("dependency %q: %w", name, err)
 		}
@@ -190,7 +202,7 @@ func chartLock(chartYAML []byte, locked []*chart.Dependency) ([]byte, error) {
 // (with version range version) to: among p's dependency edges of that
 // name to a chart, the first not yet used whose version satisfies the
 // range (an exact version, a range, or a pinned digest), then any.
-func resolvedChart(l *lock.Lock, p *lock.Package, name, version string, used map[int]bool, charts map[string]installedChart) (installedChart, error) {
+func resolvedChart(p *lock.Package, name, version string, used map[int]bool, charts map[string]installedChart) (installedChart, error) {
 	c, _ := semver.NewConstraint(version)
 	fallback := -1
 	for i, d := range p.Dependencies {

@@ -121,7 +121,7 @@ func TestWriteHandOff(t *testing.T) {
 			ch := tt.chart(t)
 			data := archive(t, ch)
 			dir := t.TempDir()
-			err := writeHandOff(dir, &lock.Lock{}, &lock.Package{Dependencies: tt.deps}, data, charts)
+			err := writeHandOff(dir, &lock.Package{Dependencies: tt.deps}, data, charts, map[string]bool{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,5 +187,27 @@ func TestWriteHandOff(t *testing.T) {
 				t.Fatalf("helm dependency build: %v\n%s", err, out.String())
 			}
 		})
+	}
+}
+
+// TestWriteHandOffSameNameVersion: two charts of one name and version
+// (from two sources) get two folders, the second named by its digest too,
+// never one folder mixing their files.
+func TestWriteHandOffSameNameVersion(t *testing.T) {
+	data, err := charttest.ChartArchive(charttest.Chart(charttest.ChartSpec{Name: "web", Version: "1.0.0"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	taken := map[string]bool{}
+	for _, d := range []string{"sha256:" + strings.Repeat("a", 64), "sha256:" + strings.Repeat("b", 64)} {
+		if err := writeHandOff(dir, &lock.Package{Digest: d}, data, nil, taken); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"web-1.0.0/Chart.yaml", "web-1.0.0-bbbbbbbbbbbb/Chart.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, HandOffDir, f)); err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -31,7 +31,6 @@ func (Format) WriteInstall(dir string, l *lock.Lock, plan *install.Plan) error {
 	var store *oci.ReadOnlyStore
 	type loaded struct {
 		p        *lock.Package
-		data     []byte
 		name, vv string
 	}
 	byStep := map[string]loaded{}
@@ -47,29 +46,35 @@ func (Format) WriteInstall(dir string, l *lock.Lock, plan *install.Plan) error {
 		if p == nil {
 			return "", "", fmt.Errorf("not in the lock")
 		}
-		data, name, version, err := readChart(store, p.Descriptor())
+		_, name, version, err := readChart(store, p.Descriptor())
 		if err != nil {
 			return "", "", err
 		}
-		byStep[st.Source+"@"+st.Digest] = loaded{p, data, name, version}
+		byStep[st.Source+"@"+st.Digest] = loaded{p, name, version}
 		return name, version, nil
 	}
 	charts, err := handOffCharts(plan, read)
 	if err != nil {
 		return err
 	}
+	taken := map[string]bool{}
 	for _, st := range plan.Steps {
 		c, ok := byStep[st.Source+"@"+st.Digest]
 		if !ok {
 			continue
 		}
+		// One chart archive in memory at a time.
+		data, _, _, err := readChart(store, c.p.Descriptor())
+		if err != nil {
+			return fmt.Errorf("chart %s@%s: %w", st.Source, st.Digest, err)
+		}
 		// helm package and helm pull name an archive NAME-VERSION.tgz
 		// (helm's pkg/chart/v2/util/save.go Save).
 		name := filepath.Base(c.name) + "-" + filepath.Base(c.vv) + ".tgz"
-		if err := install.WriteFile(dir, InstallDir+"/"+name, c.data, 0o644); err != nil {
+		if err := install.WriteFile(dir, InstallDir+"/"+name, data, 0o644); err != nil {
 			return fmt.Errorf("chart %s@%s: %w", st.Source, st.Digest, err)
 		}
-		if err := writeHandOff(dir, l, c.p, c.data, charts); err != nil {
+		if err := writeHandOff(dir, c.p, data, charts, taken); err != nil {
 			return fmt.Errorf("chart %s@%s: %s/: %w", st.Source, st.Digest, HandOffDir, err)
 		}
 	}
