@@ -85,6 +85,11 @@ func (r Reader) Configure(m *mirrorset.MirrorSet) (format.Format, error) {
 	}
 	r.Strategy, _ = ParseVersionStrategy(s.VersionStrategy)
 	r.outside = &outsideRange{}
+	var ri []rootInterface
+	if _, err := m.Beside.Decode(keyRootInterfaces, &ri); err != nil {
+		return nil, err
+	}
+	r.roots = &ri
 	return r, nil
 }
 

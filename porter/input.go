@@ -41,6 +41,7 @@ func (Reader) ReadInput(path string, data []byte, _ *mirrorset.MirrorSet) (*mirr
 		return nil, true, err
 	}
 	m := &mirrorset.MirrorSet{APIVersion: mirrorset.APIVersion, Kind: mirrorset.Kind}
+	var ifaces []rootInterface
 	for _, d := range pm.Dependencies {
 		if d.Ref == "" {
 			iface := ""
@@ -61,6 +62,9 @@ func (Reader) ReadInput(path string, data []byte, _ *mirrorset.MirrorSet) (*mirr
 			pre = true
 		}
 		m.Packages = append(m.Packages, mirrorset.Package{Ref: ref.String(), Version: d.Constraint, Format: Reader{}.Name(), Prereleases: pre})
+		if len(d.InterfaceDocument) > 0 {
+			ifaces = append(ifaces, rootInterface{Name: d.Name, Ref: ref.String(), Document: string(d.InterfaceDocument)})
+		}
 		if d.InterfaceRef != "" {
 			// The bundle defining the dependency's interface (PEP003
 			// `bundle.interface.reference`) is part of the closure, as
@@ -89,7 +93,37 @@ func (Reader) ReadInput(path string, data []byte, _ *mirrorset.MirrorSet) (*mirr
 	if err := readPorterLock(m, path, pm.Name); err != nil {
 		return nil, true, err
 	}
+	if len(ifaces) > 0 {
+		var n yaml.Node
+		if err := n.Encode(ifaces); err != nil {
+			return nil, true, err
+		}
+		setBeside(m, keyRootInterfaces, n)
+	}
 	return m, true, nil
+}
+
+// keyRootInterfaces is the MirrorSet.Beside key of the interface documents
+// a porter.yaml ROOT's dependencies declare (rootInterface), for
+// CheckGraph.
+const keyRootInterfaces = "porterInterfaces"
+
+// rootInterface is a porter.yaml dependency's interface document (in
+// either of PEP003's forms), checked against the bundle the root
+// resolves to: ferry locks that bundle for the porter.yaml, so it checks
+// it as it checks a `use:` substitute.
+type rootInterface struct {
+	Name     string `yaml:"name"`
+	Ref      string `yaml:"ref"`
+	Document string `yaml:"document"`
+}
+
+// setBeside sets key in m.Beside.
+func setBeside(m *mirrorset.MirrorSet, key string, n yaml.Node) {
+	if m.Beside == nil {
+		m.Beside = format.Sections{}
+	}
+	m.Beside[key] = n
 }
 
 // readPorterLock reads the porter.lock.yaml beside the porter.yaml at
@@ -117,7 +151,7 @@ func readPorterLock(m *mirrorset.MirrorSet, path, bundle string) error {
 	if err := n.Encode(mixin.PorterLockInput{Path: lockPath, Bundle: bundle, Lock: *pl}); err != nil {
 		return fmt.Errorf("%s: %w", lockPath, err)
 	}
-	m.Beside = format.Sections{mixin.KeyPorterLock: n}
+	setBeside(m, mixin.KeyPorterLock, n)
 	return nil
 }
 

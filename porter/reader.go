@@ -56,6 +56,9 @@ type Reader struct {
 	// version strategy exact locked outside their declared range, for
 	// CheckGraph to report; set by Configure.
 	outside *outsideRange
+	// roots are the interface documents of a porter.yaml ROOT's
+	// dependencies, set by Configure.
+	roots *[]rootInterface
 }
 
 var _ format.Reader = Reader{}

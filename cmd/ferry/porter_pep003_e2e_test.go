@@ -149,6 +149,20 @@ func TestPorterPEP003(t *testing.T) {
 		t.Errorf("lock with a substitute lacking the interface's output: exit %d\n%s", r.Code, r.Stderr)
 	}
 
+	// A porter.yaml ROOT's dependency: the bundle it resolves to is
+	// checked against its interface, written with or without document:.
+	for name, iface := range map[string]string{
+		"short form": "interface:\n          outputs:\n            - {name: dbCon, type: string}\n",
+		"document":   "interface:\n          document:\n            outputs:\n              - {name: dbCon, type: string}\n",
+	} {
+		penv := clitest.New(t)
+		penv.WriteFile("porter.yaml", fmt.Sprintf("name: app\nversion: 1.0.0\ndependencies:\n  requires:\n    - name: db\n      bundle:\n        reference: %smysql:v5.7.3\n        %s", hi, iface))
+		r := penv.Run("lock", "porter.yaml")
+		if r.Code == 0 || !strings.Contains(r.Stderr, `dependency "db" resolved to `+hi+"mysql:v5.7.3") || !strings.Contains(r.Stderr, `output "dbCon" (string)`) {
+			t.Errorf("%s: a porter.yaml dependency lacking its interface's output: exit %d\n%s", name, r.Code, r.Stderr)
+		}
+	}
+
 	// exact: a tag outside its range is locked, with a warning.
 	xenv := clitest.New(t)
 	xenv.Vars = append(xenv.Vars, "FERRY_VERSION_STRATEGY=exact")
