@@ -101,7 +101,8 @@ type Writer interface {
 	// WriteInstall writes, under dir (the staged install directory,
 	// renamed into place once everything is written), what the format's
 	// packages of plan need. It writes through WriteFile, which keeps
-	// every path inside dir.
+	// every path inside dir. It may fill in its steps' Wiring; plan.json
+	// is written after every writer.
 	WriteInstall(dir string, l *lock.Lock, plan *Plan) error
 }
 
@@ -130,6 +131,40 @@ type Step struct {
 	Mirror string `json:"mirror"`
 	// Dependencies are the sources this step depends on.
 	Dependencies []string `json:"dependencies,omitempty"`
+	// Wiring is how the package passes values to its dependencies, by
+	// dependency name, as its format declares it (Porter v2: each
+	// dependency's parameters, credentials and outputs and their
+	// sources), filled in by the format's Writer.
+	Wiring []Wiring `json:"wiring,omitempty"`
+}
+
+// Wiring is one dependency's wiring: each parameter and credential the
+// package passes to it, and each output it promotes from it, by name.
+type Wiring struct {
+	// Dependency is the dependency's name in the package.
+	Dependency string `json:"dependency"`
+	// Parameters, Credentials and Outputs map a name to its source.
+	Parameters  map[string]WiringSource `json:"parameters,omitempty"`
+	Credentials map[string]WiringSource `json:"credentials,omitempty"`
+	Outputs     map[string]WiringSource `json:"outputs,omitempty"`
+}
+
+// WiringSource is where a wired value comes from: the template as written,
+// and each reference in it (none for a literal value).
+type WiringSource struct {
+	// Template is the value as the package writes it.
+	Template string `json:"template"`
+	// Sources are the references the template makes, in order.
+	Sources []WiringRef `json:"sources,omitempty"`
+}
+
+// WiringRef is one reference of a template: a parameter or credential of
+// the package itself, or an output of one of its dependencies.
+type WiringRef struct {
+	Dependency string `json:"dependency,omitempty"`
+	Parameter  string `json:"parameter,omitempty"`
+	Credential string `json:"credential,omitempty"`
+	Output     string `json:"output,omitempty"`
 }
 
 // Install installs l into opts.Dest from the mirror. Every package that
@@ -212,9 +247,6 @@ func Install(ctx context.Context, l *lock.Lock, opts Options) (*Plan, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	if err := writeJSON(filepath.Join(tree, PlanFile), plan); err != nil {
-		return nil, err
-	}
 	if err := writeJSON(filepath.Join(tree, RelocationFile), relocation); err != nil {
 		return nil, err
 	}
@@ -227,6 +259,10 @@ func Install(ctx context.Context, l *lock.Lock, opts Options) (*Plan, error) {
 		if err := w.WriteInstall(tree, l, plan); err != nil {
 			return nil, fmt.Errorf("%s: %w", w.Name(), err)
 		}
+	}
+	// After the writers, which may fill in their steps' wiring.
+	if err := writeJSON(filepath.Join(tree, PlanFile), plan); err != nil {
+		return nil, err
 	}
 	if opts.Extra != nil {
 		if err := opts.Extra(ctx, tree, plan); err != nil {

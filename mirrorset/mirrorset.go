@@ -63,6 +63,12 @@ type MirrorSet struct {
 	// --config file: the ferry.yaml whose settings apply to a ROOT given
 	// on the command line, instead of the one beside it.
 	Config string `yaml:"-" json:"-"`
+
+	// Beside holds what a format's input reader found beside a
+	// command-line ROOT that is not an input of the lock, by key (the
+	// porter.yaml's porter.lock.yaml, whose versions are kept and whose
+	// digests are enforced, as a previous lock's are): not in Digest.
+	Beside format.Sections `yaml:"-" json:"-"`
 }
 
 // Locations is one or more mirror locations: in ferry.yaml a string or a

@@ -123,6 +123,8 @@ type settings struct {
 	entries   []Entry
 	platforms []string
 	bundles   bool
+	// porterLock is the porter.yaml ROOT's porter.lock.yaml, if any.
+	porterLock *PorterLockInput
 }
 
 // CheckSections validates the format's keys of m: every `mixins` entry
@@ -147,6 +149,12 @@ func readSettings(m *mirrorset.MirrorSet) (*settings, error) {
 	}
 	if _, err := m.Section(KeyBundleMixins, &s.bundles); err != nil {
 		return nil, exitcode.With(exitcode.Usage, err)
+	}
+	var pl PorterLockInput
+	if ok, err := m.Beside.Decode(KeyPorterLock, &pl); err != nil {
+		return nil, exitcode.With(exitcode.Usage, fmt.Errorf("%s: %w", PorterLockFile, err))
+	} else if ok {
+		s.porterLock = &pl
 	}
 	feeds := map[string]string{}
 	for i, e := range s.entries {

@@ -44,6 +44,9 @@ type Request struct {
 type Recorded struct {
 	// From is the bundle's label.
 	From string
+	// In names where the digests are recorded, for messages; empty:
+	// "the bundle".
+	In string
 	// Binaries maps a file name (NAME-OS-ARCH[.exe]) to its digest.
 	Binaries map[string]string
 }
@@ -240,12 +243,20 @@ func (f Format) Lock(ctx context.Context, run *ferry.Run, in *mirrorset.MirrorSe
 		name, version, feed string
 		constraints         []string
 		recorded            []Recorded
+		porterLock          bool
 	}
 	groups := map[string]*group{}
 	var order []string
 	for _, r := range reqs {
 		version := ""
-		if prevLocked != nil && (run.Update == nil || !run.Update(r.Name)) {
+		updating := run.Update != nil && run.Update(r.Name)
+		// A porter.yaml's porter.lock.yaml comes first: Porter installs
+		// what it locks (the Mixin Versioning proposal, "Porter
+		// Lockfile").
+		if pe, ok := porterLocked(s.porterLock, r); ok && !updating {
+			version = pe.Version
+		}
+		if version == "" && prevLocked != nil && !updating {
 			version = keptVersion(prevLocked, r)
 		}
 		if version == "" {
@@ -270,6 +281,14 @@ func (f Format) Lock(ctx context.Context, run *ferry.Run, in *mirrorset.MirrorSe
 			gr.constraints = append(gr.constraints, c)
 		}
 		gr.recorded = append(gr.recorded, r.Recorded...)
+		if pe, ok := porterLocked(s.porterLock, r); ok && pe.Version == version && !gr.porterLock {
+			gr.porterLock = true
+			rec := Recorded{From: fmt.Sprintf("%s of bundle %s", s.porterLock.Path, s.porterLock.Bundle), In: PorterLockFile, Binaries: map[string]string{}}
+			for f, b := range pe.Binaries {
+				rec.Binaries[f] = b.Digest
+			}
+			gr.recorded = append(gr.recorded, rec)
+		}
 	}
 	hc := run.Client.HTTPClient()
 	out := make([]Locked, 0, len(order))
@@ -397,8 +416,12 @@ func checkRecorded(l *Locked, rec Recorded) error {
 		}
 		want := normalDigest(rec.Binaries[k])
 		if got.Digest != want {
-			return exitcode.Mismatchf("%s: mixin %s %s: binary %s is %s in the bundle, but %s downloads as %s",
-				rec.From, l.Name, l.Version, k, want, got.URL, got.Digest)
+			in := rec.In
+			if in == "" {
+				in = "the bundle"
+			}
+			return exitcode.Mismatchf("%s: mixin %s %s: binary %s is %s in %s, but %s downloads as %s",
+				rec.From, l.Name, l.Version, k, want, in, got.URL, got.Digest)
 		}
 	}
 	return nil
@@ -418,6 +441,21 @@ func normalDigest(d string) string {
 // registry client's transport still refuses hosts that are neither
 // loopback nor named with --plain-http.
 func allowPlainHTTP(string) bool { return true }
+
+// porterLocked returns pl's entry for r's mixin when r is a porter.yaml
+// entry's own request (not a bundle's), its source is r's feed, and its
+// version still satisfies r's constraint: a porter.lock.yaml made for
+// another feed or range is stale, as a previous lock is (keptVersion).
+func porterLocked(pl *PorterLockInput, r Request) (PorterLockMixin, bool) {
+	if pl == nil || r.From != "ferry.yaml" {
+		return PorterLockMixin{}, false
+	}
+	pe, ok := pl.Lock.Mixins[r.Name]
+	if !ok || pe.Source != r.Feed || !satisfies(pe.Version, r.Constraint) {
+		return PorterLockMixin{}, false
+	}
+	return pe, true
+}
 
 // keptVersion returns the highest version prev locks for r's mixin from
 // r's source that still satisfies r's constraint, or "".

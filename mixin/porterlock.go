@@ -26,6 +26,44 @@ type PorterLock struct {
 	Mixins map[string]PorterLockMixin `yaml:"mixins" json:"mixins"`
 }
 
+// KeyPorterLock is the MirrorSet.Beside key of a porter.yaml ROOT's
+// porter.lock.yaml (PorterLockInput).
+const KeyPorterLock = "porterLock"
+
+// PorterLockInput is a porter.lock.yaml found beside a porter.yaml ROOT:
+// where it is, the bundle the porter.yaml names, and its content.
+type PorterLockInput struct {
+	// Path is the file's path, for messages.
+	Path string `yaml:"path"`
+	// Bundle is the porter.yaml's bundle name.
+	Bundle string `yaml:"bundle"`
+	// Lock is the file's content.
+	Lock PorterLock `yaml:"lock"`
+}
+
+// ParsePorterLock reads porter.lock.yaml: every mixin needs a version and
+// every binary a sha256 digest.
+func ParsePorterLock(data []byte) (*PorterLock, error) {
+	var pl PorterLock
+	if err := yaml.Unmarshal(data, &pl); err != nil {
+		return nil, fmt.Errorf("%s: %w", PorterLockFile, err)
+	}
+	for name, m := range pl.Mixins {
+		if err := CheckName(name); err != nil {
+			return nil, fmt.Errorf("%s: mixin %q: %w", PorterLockFile, name, err)
+		}
+		if strings.TrimSpace(m.Version) == "" {
+			return nil, fmt.Errorf("%s: mixin %s: no version", PorterLockFile, name)
+		}
+		for file, b := range m.Binaries {
+			if d := normalDigest(b.Digest); !strings.HasPrefix(d, "sha256:") || len(d) != len("sha256:")+64 {
+				return nil, fmt.Errorf("%s: mixin %s: binary %s: digest %q is not sha256:HEX", PorterLockFile, name, file, b.Digest)
+			}
+		}
+	}
+	return &pl, nil
+}
+
 // PorterLockMixin is one mixin of porter.lock.yaml.
 type PorterLockMixin struct {
 	// Source is the feed the version was resolved from.

@@ -148,10 +148,37 @@ type depV2 struct {
 
 // interfaceV2 is a v2 dependency's interface: getporter/porter
 // pkg/cnab/extensions/dependencies/v2/types.go DependencyInterface.
+//
+// Parameters, Credentials and Outputs are PEP003's short form, written
+// beside id and reference without `document:` (getporter/proposals
+// pep/003-advanced-dependencies.md, "Use Case Solutions": `interface:
+// {outputs: [...]}`), which Porter's type drops; ferry reads them as the
+// document (readInterface).
 type interfaceV2 struct {
-	ID        string          `json:"id"`
-	Reference string          `json:"reference"`
-	Document  json.RawMessage `json:"document"`
+	ID          string          `json:"id"`
+	Reference   string          `json:"reference"`
+	Document    json.RawMessage `json:"document"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Credentials json.RawMessage `json:"credentials,omitempty"`
+	Outputs     json.RawMessage `json:"outputs,omitempty"`
+}
+
+// document returns the interface document: `document`, or the short
+// form's sections gathered into one. Both at once are refused.
+func (i *interfaceV2) document() (json.RawMessage, error) {
+	short := map[string]json.RawMessage{}
+	for k, v := range map[string]json.RawMessage{"parameters": i.Parameters, "credentials": i.Credentials, "outputs": i.Outputs} {
+		if !isNull(v) {
+			short[k] = v
+		}
+	}
+	if len(short) == 0 {
+		return i.Document, nil
+	}
+	if !isNull(i.Document) {
+		return nil, errors.New("interface: declares parameters, credentials or outputs both under document and beside it; write them in one place")
+	}
+	return json.Marshal(short)
 }
 
 // sharingV2 is a v2 dependency's sharing section. Mode is a bool in
@@ -294,7 +321,11 @@ func (b *Bundle) dependenciesV2() ([]format.Dependency, error) {
 // DependencyInterfaceDocument.IsEmpty).
 func (b *Bundle) readInterface(dep *format.Dependency, iface *interfaceV2) error {
 	dep.InterfaceRef = strings.TrimSpace(iface.Reference)
-	doc, err := b.interfaceDocument(iface.Document)
+	raw, err := iface.document()
+	if err != nil {
+		return err
+	}
+	doc, err := b.interfaceDocument(raw)
 	if err != nil {
 		return err
 	}

@@ -270,6 +270,19 @@ func TestDependencies(t *testing.T) {
 			want:   []format.Dependency{{Name: "mysql", Ref: "r.io/mysql:v1", InterfaceDocument: []byte(`{"outputs":[{"name":"connstr","type":"string"}]}`)}},
 		},
 		{
+			// PEP003's short form, `interface: {outputs: [...]}`
+			// (getporter/proposals pep/003-advanced-dependencies.md, "Use
+			// Case Solutions"), is the same document.
+			name:   "v2 interface without document",
+			custom: `{"org.getporter.dependencies@v2":{"requires":{"mysql":{"bundle":"r.io/mysql:v1","interface":{"outputs":[{"name":"connstr","type":"string"}]}}}}}`,
+			want:   []format.Dependency{{Name: "mysql", Ref: "r.io/mysql:v1", InterfaceDocument: []byte(`{"outputs":[{"name":"connstr","type":"string"}]}`)}},
+		},
+		{
+			name:    "v2 interface both with and without document",
+			custom:  `{"org.getporter.dependencies@v2":{"requires":{"mysql":{"bundle":"r.io/mysql:v1","interface":{"outputs":[{"name":"a"}],"document":{"outputs":[{"name":"b"}]}}}}}}`,
+			wantErr: `interface: declares parameters, credentials or outputs both under document and beside it`,
+		},
+		{
 			name:   "v2 empty interface document",
 			custom: `{"org.getporter.dependencies@v2":{"requires":{"mysql":{"interface":{"id":"mysql","document":{"outputs":{},"parameters":null}}}}}}`,
 			want:   []format.Dependency{{Name: "mysql", Interface: true}},

@@ -3,9 +3,11 @@ package porter
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/resolve"
 )
 
@@ -16,7 +18,15 @@ import (
 // its `interface.reference` names, requires, matched by name and type or
 // by `$id`. A dependency the bundle names itself is Porter's to check at
 // install; a user's substitute is ferry's to check before it is locked.
-func (Reader) CheckGraph(g *resolve.Graph) error {
+//
+// It also adds to g.Warnings every tag version strategy exact locked
+// outside its declared range (outsideRange).
+func (r Reader) CheckGraph(g *resolve.Graph) error {
+	for _, w := range r.outside.warnings(g) {
+		if !slices.Contains(g.Warnings, w) {
+			g.Warnings = append(g.Warnings, w)
+		}
+	}
 	var errs []string
 	for _, id := range g.Sources() {
 		p := g.Packages[id]
@@ -46,11 +56,47 @@ func (Reader) CheckGraph(g *resolve.Graph) error {
 			}
 		}
 	}
+	errs = append(errs, r.checkRoots(g)...)
 	if len(errs) == 0 {
 		return nil
 	}
 	sort.Strings(errs)
 	return errors.New(strings.Join(errs, "\n"))
+}
+
+// checkRoots checks each root a porter.yaml dependency became against
+// the interface document the dependency declares, with `document:` or
+// without (PEP003's short form), as CheckGraph checks a `use:` choice.
+func (r Reader) checkRoots(g *resolve.Graph) []string {
+	if r.roots == nil {
+		return nil
+	}
+	var errs []string
+	for _, ri := range *r.roots {
+		ref, err := ociref.Parse(ri.Ref)
+		if err != nil {
+			continue
+		}
+		iface, err := InterfaceFromDocument([]byte(ri.Document))
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("porter.yaml: dependency %q: %v", ri.Name, err))
+			continue
+		}
+		for _, id := range g.Roots {
+			p := g.Packages[id]
+			if p == nil || p.Source != ref.Repo() || p.Meta == nil {
+				continue
+			}
+			decl, ok := p.Meta.Data.(*Declarations)
+			if !ok {
+				continue
+			}
+			if missing := decl.Missing(iface); len(missing) > 0 {
+				errs = append(errs, fmt.Sprintf("porter.yaml: dependency %q resolved to %s, which lacks what its interface requires: %s", ri.Name, p.Label(), strings.Join(missing, ", ")))
+			}
+		}
+	}
+	return errs
 }
 
 // interfaceOf returns what edge e's interface requires: its inline

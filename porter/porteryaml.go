@@ -95,11 +95,45 @@ type yamlBundle struct {
 }
 
 // yamlInterface is `bundle.interface` (Porter's pkg/manifest/manifest.go
-// BundleInterface).
+// BundleInterface), plus PEP003's short form: parameters, credentials and
+// outputs written directly under `interface:`, without `document:`
+// (getporter/proposals pep/003-advanced-dependencies.md, "Bundle
+// Interfaces" and "Use Case Solutions": `interface: {outputs: [...]}`).
 type yamlInterface struct {
-	ID        string    `yaml:"id"`
-	Reference string    `yaml:"reference"`
-	Document  yaml.Node `yaml:"document"`
+	ID          string    `yaml:"id"`
+	Reference   string    `yaml:"reference"`
+	Document    yaml.Node `yaml:"document"`
+	Parameters  yaml.Node `yaml:"parameters"`
+	Credentials yaml.Node `yaml:"credentials"`
+	Outputs     yaml.Node `yaml:"outputs"`
+}
+
+// document returns the interface document as JSON: `document:`, or the
+// parameters, credentials and outputs PEP003's short form writes beside
+// id and reference, checked alike. Both forms at once are refused: which
+// one Porter would read is not defined.
+func (i *yamlInterface) document() (json.RawMessage, error) {
+	doc, err := yamlJSON(&i.Document)
+	if err != nil {
+		return nil, fmt.Errorf("interface.document: %w", err)
+	}
+	short := map[string]json.RawMessage{}
+	for key, n := range map[string]*yaml.Node{"parameters": &i.Parameters, "credentials": &i.Credentials, "outputs": &i.Outputs} {
+		v, err := yamlJSON(n)
+		if err != nil {
+			return nil, fmt.Errorf("interface.%s: %w", key, err)
+		}
+		if v != nil {
+			short[key] = v
+		}
+	}
+	if len(short) == 0 {
+		return doc, nil
+	}
+	if doc != nil {
+		return nil, errors.New("interface: declares parameters, credentials or outputs both under document and beside it; write them in one place")
+	}
+	return json.Marshal(short)
 }
 
 // yamlSharing is a dependency's `sharing` section: mode true/false
@@ -171,9 +205,9 @@ func (d *yamlDep) dependency(names map[string]yamlDep) (format.Dependency, error
 		}
 	}
 	if b.Interface != nil {
-		doc, err := yamlJSON(&b.Interface.Document)
+		doc, err := b.Interface.document()
 		if err != nil {
-			return format.Dependency{}, fmt.Errorf("bundle.interface.document: %w", err)
+			return format.Dependency{}, fmt.Errorf("bundle.%w", err)
 		}
 		iface := interfaceV2{ID: b.Interface.ID, Reference: b.Interface.Reference, Document: doc}
 		if err := (&Bundle{}).readInterface(&dep, &iface); err != nil {

@@ -144,6 +144,47 @@ dependencies:
 			},
 		},
 		{
+			// PEP003's own examples (getporter/proposals
+			// pep/003-advanced-dependencies.md, "Use Case Solutions"):
+			// `interface: {outputs: [...]}` without `document:` is the same
+			// interface as with it.
+			name: "PEP003 interface without document",
+			yaml: `
+name: app
+dependencies:
+  requires:
+    - name: sqlserver
+      bundle:
+        reference: azure/sqlserver:v1.2.68
+        interface:
+          outputs:
+            - name: dbCon
+              $id: "azure-sql-server-connection-string"
+    - name: mysql
+      bundle:
+        interface:
+          outputs:
+            - name: dbCon
+              $id: "mysql-5.7-connection-string"
+    - name: cluster
+      bundle:
+        interface:
+          id: https://getporter.org/interfaces/#kubernetes
+          credentials:
+            - $id: "https://getporter.org/interfaces#kubernetes.config.cluster-admin"
+          parameters:
+            - {name: ns, type: string}
+`,
+			want: &Manifest{
+				Name: "app",
+				Dependencies: []format.Dependency{
+					{Name: "sqlserver", Ref: "azure/sqlserver:v1.2.68", InterfaceDocument: []byte(`{"outputs":[{"$id":"azure-sql-server-connection-string","name":"dbCon"}]}`)},
+					{Name: "mysql", Interface: true, InterfaceDocument: []byte(`{"outputs":[{"$id":"mysql-5.7-connection-string","name":"dbCon"}]}`)},
+					{Name: "cluster", Interface: true, InterfaceDocument: []byte(`{"credentials":[{"$id":"https://getporter.org/interfaces#kubernetes.config.cluster-admin"}],"parameters":[{"name":"ns","type":"string"}]}`)},
+				},
+			},
+		},
+		{
 			name: "Mixin Versioning proposal entries",
 			yaml: `
 name: app
@@ -192,6 +233,9 @@ mixins:
 		{name: "empty mixin entry", yaml: "name: a\nmixins:\n  -\n", wantErr: "mixins[0] (line 3): empty mixin entry"},
 		{name: "empty mixin mapping", yaml: "name: a\nmixins:\n  - {}\n", wantErr: "mixins[0] (line 3): empty mixin entry"},
 		{name: "bundle a list", yaml: "name: a\ndependencies:\n  requires:\n    - name: x\n      bundle: [r.io/x]\n", wantErr: `dependency "x": line 5: bundle: want a reference or a mapping`},
+		{name: "interface document and short form", yaml: "name: a\ndependencies:\n  requires:\n    - name: x\n      bundle:\n        interface:\n          outputs: [{name: p}]\n          document: {outputs: [{name: o}]}\n", wantErr: `dependency "x": bundle.interface: declares parameters, credentials or outputs both under document and beside it`},
+		{name: "interface short form and reference", yaml: "name: a\ndependencies:\n  requires:\n    - name: x\n      bundle:\n        interface:\n          reference: r.io/i:v1\n          outputs: [{name: o}]\n", wantErr: `dependency "x": bundle.interface declares both a reference and a document`},
+		{name: "interface short form malformed", yaml: "name: a\ndependencies:\n  requires:\n    - name: x\n      bundle:\n        interface:\n          outputs: 3\n", wantErr: `dependency "x": bundle.interface.document: interface document: outputs: want an object keyed by name or a list`},
 		{name: "interface reference and document", yaml: "name: a\ndependencies:\n  requires:\n    - name: x\n      bundle:\n        interface:\n          reference: r.io/i:v1\n          document: {outputs: [{name: o}]}\n", wantErr: `dependency "x": bundle.interface declares both a reference and a document`},
 		{name: "sharing mode without group", yaml: "name: a\ndependencies:\n  requires:\n    - name: x\n      bundle: r.io/x:v1\n      sharing: {mode: true}\n", wantErr: `dependency "x": sharing: mode is on but group.name is empty`},
 		{name: "sharing mode unknown", yaml: "name: a\ndependencies:\n  requires:\n    - name: x\n      bundle: r.io/x:v1\n      sharing: {mode: always}\n", wantErr: `sharing.mode "always"`},

@@ -52,6 +52,13 @@ type Reader struct {
 	// Strategy is the version strategy for dependencies with a range;
 	// empty: StrategyExact, Porter's default.
 	Strategy VersionStrategy
+	// outside collects, across one resolution, the requests whose tag
+	// version strategy exact locked outside their declared range, for
+	// CheckGraph to report; set by Configure.
+	outside *outsideRange
+	// roots are the interface documents of a porter.yaml ROOT's
+	// dependencies, set by Configure.
+	roots *[]rootInterface
 }
 
 var _ format.Reader = Reader{}
@@ -116,39 +123,49 @@ type imageManifest struct {
 // to hold a CNAB config fails with an error wrapping format.ErrNotPackage.
 // The metadata's Data is the bundle's *Declarations.
 func (Reader) Read(ctx context.Context, repo content.Fetcher, desc ocispec.Descriptor, manifest []byte) (*format.Metadata, error) {
-	ix, ok := parseIndex(desc, manifest)
-	if !ok {
-		return nil, fmt.Errorf("porter bundle %s: not an OCI image index or Docker manifest list: %w", desc.Digest, format.ErrNotPackage)
-	}
-	cfgDesc, ok := ix.configDescriptor()
-	if !ok {
-		return nil, fmt.Errorf("porter bundle %s: no index entry annotated %s: %s: %w", desc.Digest, AnnotationManifestType, ManifestTypeConfig, format.ErrNotPackage)
-	}
-	cfgManifest, err := fetchCapped(ctx, repo, cfgDesc, MaxManifestSize)
-	if err != nil {
-		return nil, fmt.Errorf("porter bundle %s: fetching config manifest %s: %w", desc.Digest, cfgDesc.Digest, err)
-	}
-	var im imageManifest
-	if err := json.Unmarshal(cfgManifest, &im); err != nil {
-		return nil, fmt.Errorf("porter bundle %s: config manifest %s: %w", desc.Digest, cfgDesc.Digest, err)
-	}
-	switch im.Config.MediaType {
-	case MediaTypeCNABConfig, ocispec.MediaTypeImageConfig, MediaTypeDockerConfig:
-	default:
-		return nil, fmt.Errorf("porter bundle %s: config manifest %s: config media type %q is not a CNAB config: %w", desc.Digest, cfgDesc.Digest, im.Config.MediaType, format.ErrNotPackage)
-	}
-	if err := im.Config.Digest.Validate(); err != nil {
-		return nil, fmt.Errorf("porter bundle %s: config manifest %s: config digest: %w", desc.Digest, cfgDesc.Digest, err)
-	}
-	blob, err := fetchCapped(ctx, repo, im.Config, MaxBundleSize)
-	if err != nil {
-		return nil, fmt.Errorf("porter bundle %s: fetching bundle.json %s: %w", desc.Digest, im.Config.Digest, err)
-	}
-	b, err := parseBundle(blob, "bundle.json in "+im.Config.Digest.String())
+	b, ix, _, err := readBundle(ctx, repo, desc, manifest)
 	if err != nil {
 		return nil, err
 	}
 	return metadata(b, ix)
+}
+
+// readBundle fetches and parses the bundle.json of the cnab-to-oci index
+// desc (manifest its bytes), and returns its bytes too.
+func readBundle(ctx context.Context, repo content.Fetcher, desc ocispec.Descriptor, manifest []byte) (*Bundle, *index, []byte, error) {
+	ix, ok := parseIndex(desc, manifest)
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("porter bundle %s: not an OCI image index or Docker manifest list: %w", desc.Digest, format.ErrNotPackage)
+	}
+	cfgDesc, ok := ix.configDescriptor()
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("porter bundle %s: no index entry annotated %s: %s: %w", desc.Digest, AnnotationManifestType, ManifestTypeConfig, format.ErrNotPackage)
+	}
+	cfgManifest, err := fetchCapped(ctx, repo, cfgDesc, MaxManifestSize)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("porter bundle %s: fetching config manifest %s: %w", desc.Digest, cfgDesc.Digest, err)
+	}
+	var im imageManifest
+	if err := json.Unmarshal(cfgManifest, &im); err != nil {
+		return nil, nil, nil, fmt.Errorf("porter bundle %s: config manifest %s: %w", desc.Digest, cfgDesc.Digest, err)
+	}
+	switch im.Config.MediaType {
+	case MediaTypeCNABConfig, ocispec.MediaTypeImageConfig, MediaTypeDockerConfig:
+	default:
+		return nil, nil, nil, fmt.Errorf("porter bundle %s: config manifest %s: config media type %q is not a CNAB config: %w", desc.Digest, cfgDesc.Digest, im.Config.MediaType, format.ErrNotPackage)
+	}
+	if err := im.Config.Digest.Validate(); err != nil {
+		return nil, nil, nil, fmt.Errorf("porter bundle %s: config manifest %s: config digest: %w", desc.Digest, cfgDesc.Digest, err)
+	}
+	blob, err := fetchCapped(ctx, repo, im.Config, MaxBundleSize)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("porter bundle %s: fetching bundle.json %s: %w", desc.Digest, im.Config.Digest, err)
+	}
+	b, err := parseBundle(blob, "bundle.json in "+im.Config.Digest.String())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return b, ix, blob, nil
 }
 
 // Caps on what Read fetches whole: a descriptor stating more is refused

@@ -35,7 +35,7 @@ func TestPorterPolicy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, v := range []string{"5.7.0", "5.7.3", "8.0.0", "8.0.2"} {
+	for _, v := range []string{"5.7.0", "5.7.3", "5.8.0", "8.0.0", "8.0.2"} {
 		push("mysql", v, fixture.Bundle{Outputs: map[string]string{"connstr": "string"}})
 	}
 	v1 := func(name, ref, rng string) fixture.Dep {
@@ -49,6 +49,8 @@ func TestPorterPolicy(t *testing.T) {
 	}
 	push("grp-a", "1.0.0", fixture.Bundle{DepsV2: []fixture.DepV2{shared("db", h+"mysql:v5.7.0", "5.7.x")}})
 	push("grp-b", "1.0.0", fixture.Bundle{DepsV2: []fixture.DepV2{shared("db", h+"mysql:v8.0.0", "8.x")}})
+	push("grp-c", "1.0.0", fixture.Bundle{DepsV2: []fixture.DepV2{shared("db", h+"mysql:v5.7.0", "5.x")}})
+	push("grp-joint", "1.0.0", fixture.Bundle{Deps: []fixture.Dep{v1("grp-a", h+"grp-a:v1.0.0", "1.x"), v1("grp-c", h+"grp-c:v1.0.0", "1.x")}})
 	push("grp-env", "1.0.0", fixture.Bundle{Deps: []fixture.Dep{v1("grp-a", h+"grp-a:v1.0.0", "1.x"), v1("grp-b", h+"grp-b:v1.0.0", "1.x")}})
 	// Porter writes Docker references: getporter/mysql is docker.io's.
 	push("docker-app", "1.0.0", fixture.Bundle{Deps: []fixture.Dep{{Name: "db", Bundle: "getporter/mysql:v5.7.3"}}})
@@ -112,7 +114,16 @@ func TestPorterPolicy(t *testing.T) {
 			name:     "a sharing group must agree",
 			roots:    []string{h + "grp-env:v1.0.0"},
 			strategy: porter.StrategyHighest,
-			errs:     []string{`sharing group "data"`, "v5.7.3", "v8.0.2"},
+			errs:     []string{`sharing group "data"`, `"5.7.x" by`, `"8.x" by`, "no tag satisfies every range"},
+		},
+		{
+			// PEP003: one installation serves the group, so the group's
+			// ranges are intersected (5.7.x and 5.x: v5.7.3, where 5.x
+			// alone would take v5.8.0).
+			name:     "a sharing group resolves jointly",
+			roots:    []string{h + "grp-joint:v1.0.0"},
+			strategy: porter.StrategyHighest,
+			want:     []string{"grp-a:v1.0.0", "grp-c:v1.0.0", "grp-joint:v1.0.0", "mysql:v5.7.3"},
 		},
 		{
 			name:  "use by path replaces one edge only",

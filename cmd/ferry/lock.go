@@ -132,7 +132,7 @@ attestations and SBOMs and OCI referrers, with the rule that verified each.`,
 			if g.json() {
 				// The lock as ferry.lock holds it, mixins included
 				// (lock/schema.json).
-				return writeLockJSON(l, g.untrusted)
+				return writeLockJSON(l, g.untrusted, graph.Warnings)
 			}
 			g.result("locked %d packages and %d mixin versions in %s", len(l.Resolved()), len(mixins), lockPath)
 			return nil

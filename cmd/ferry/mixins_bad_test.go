@@ -411,3 +411,71 @@ type PorterLockFile struct {
 		} `yaml:"binaries"`
 	} `yaml:"mixins"`
 }
+
+// TestMixinsPorterLockRead: a porter.lock.yaml beside the porter.yaml
+// ROOT is read (getporter/proposals pep/002-mixin-versioning.md, "Porter
+// Lockfile": Porter installs what it locks): its versions are kept over
+// the feed's latest, and a binary whose download differs from its digest
+// exits 3 naming the file, the bundle and both digests, leaving
+// porter.lock.yaml as it was.
+func TestMixinsPorterLockRead(t *testing.T) {
+	t.Parallel()
+	fs := mixintest.NewFeed(t)
+	env := mxEnv(t, fs)
+	env.WriteFile("app/porter.yaml", "schemaVersion: 1.0.1\nname: app\nversion: 0.1.0\nmixins:\n  - exec\n  - helm3\n")
+	env.MustRun("lock", "app/porter.yaml", "--porter-lock", "--lock", "a.lock")
+	var pl PorterLockFile
+	if err := yaml.Unmarshal([]byte(env.ReadFile("app/porter.lock.yaml")), &pl); err != nil {
+		t.Fatal(err)
+	}
+	if pl.Mixins["helm3"].Version != "v1.2.3" {
+		t.Fatalf("porter.lock.yaml: helm3 %+v, want the latest, v1.2.3", pl.Mixins["helm3"])
+	}
+
+	// Reused: helm3 pinned at v1.0.0 by porter.lock.yaml stays there.
+	h := pl.Mixins["helm3"]
+	h.Version = "v1.0.0"
+	for k := range h.Binaries {
+		b := h.Binaries[k]
+		b.Digest = mxDigest(mixintest.Content("v1.0.0", k))
+		h.Binaries[k] = b
+	}
+	pl.Mixins["helm3"] = h
+	data, err := yaml.Marshal(pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.WriteFile("app/porter.lock.yaml", string(data))
+	env.MustRun("lock", "app/porter.yaml", "--lock", "b.lock")
+	got := strings.Join(mxEntries(t, mxReadLock(t, env, "b.lock")), " ")
+	if !strings.Contains(got, "helm3@v1.0.0[") || strings.Contains(got, "helm3@v1.2.3") {
+		t.Errorf("lock with porter.lock.yaml pinning helm3 v1.0.0: %s", got)
+	}
+	// --update picks again.
+	env.MustRun("lock", "app/porter.yaml", "--lock", "c.lock", "--update")
+	if got := strings.Join(mxEntries(t, mxReadLock(t, env, "c.lock")), " "); !strings.Contains(got, "helm3@v1.2.3[") {
+		t.Errorf("lock --update: %s", got)
+	}
+
+	// Enforced: a digest that is not the download's is exit 3.
+	e := pl.Mixins["exec"]
+	file := mixintest.FileName("exec", "linux/amd64")
+	right := e.Binaries[file].Digest
+	wrong := mxDigest([]byte("tampered"))
+	b := e.Binaries[file]
+	b.Digest = wrong
+	e.Binaries[file] = b
+	pl.Mixins["exec"] = e
+	if data, err = yaml.Marshal(pl); err != nil {
+		t.Fatal(err)
+	}
+	tampered := env.WriteFile("app/porter.lock.yaml", string(data))
+	before, _ := os.ReadFile(tampered)
+	env.Expect(3, []string{"lock", "app/porter.yaml", "--porter-lock", "--lock", "d.lock"}, "bundle app", file, wrong, right, "porter.lock.yaml")
+	if after, _ := os.ReadFile(tampered); string(after) != string(before) {
+		t.Errorf("porter.lock.yaml was rewritten after a digest mismatch")
+	}
+	if _, err := os.Stat(env.Path("d.lock")); !os.IsNotExist(err) {
+		t.Errorf("a lock was written after a digest mismatch: %v", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/ferryhq/ferry/install"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mixin"
+	"github.com/ferryhq/ferry/redact"
 	"github.com/ferryhq/ferry/relocate"
 	"github.com/ferryhq/ferry/trust"
 	"github.com/ferryhq/ferry/verify"
@@ -176,7 +177,7 @@ func newInstallJSON(l *lock.Lock, dest string, plan *install.Plan, porterHome st
 // sections formats own, `mixins`, included), so that lock/schema.json
 // describes it, with, when there are any, the packages no trust rule
 // matches (`untrusted`, which the file never holds).
-func writeLockJSON(l *lock.Lock, untrusted []trust.Unmatched) error {
+func writeLockJSON(l *lock.Lock, untrusted []trust.Unmatched, warnings []string) error {
 	data, err := l.Marshal()
 	if err != nil {
 		return err
@@ -187,6 +188,13 @@ func writeLockJSON(l *lock.Lock, untrusted []trust.Unmatched) error {
 	}
 	if len(untrusted) > 0 {
 		v["untrusted"] = untrusted
+	}
+	if len(warnings) > 0 {
+		ws := make([]string, len(warnings))
+		for i, w := range warnings {
+			ws[i] = redact.String(w)
+		}
+		v["warnings"] = ws
 	}
 	return writeJSON(os.Stdout, v)
 }
