@@ -1,0 +1,55 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/ferryhq/ferry"
+	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/relocate"
+	"github.com/ferryhq/ferry/signature"
+)
+
+// flagError words the typed errors of package ferry with the flags that
+// remedy them (the library names no flag), keeping their exit codes; args
+// are the command's ROOTs. Any other error is returned as it is.
+func flagError(err error, args []string) error {
+	var (
+		overwrite  *ferry.OverwriteError
+		changed    *ferry.SignedLockChangedError
+		unrecorded *ferry.UnrecordedSignaturesError
+		archive    *ferry.ArchiveLockError
+		gone       *ferry.InputsGoneError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ferry.ErrNoDestination):
+		return missingTo(args)
+	case errors.As(err, &overwrite):
+		return exitcode.BadInput("%w; pass --lock FILE to write this lock elsewhere (or --lock %s to replace it)", err, overwrite.Lock)
+	case errors.As(err, &changed):
+		return exitcode.BadInput("%s is signed (%s) and this run would change it: pass --sign-key cosign.key to sign the new lock", changed.Lock, changed.Lock+signature.SigSuffix)
+	case errors.As(err, &unrecorded):
+		return exitcode.Mismatchf("%w\nrun ferry lock --sign-key cosign.key to record them, or ferry mirror --sign-key cosign.key to sign the lock this run writes", err)
+	case errors.As(err, &archive) && archive.Err == nil:
+		return exitcode.Mismatchf("refusing to import %s: it carries no %s (sign the lock with ferry lock --sign-key cosign.key before mirror --to-archive)", archive.Archive, relocate.ArchiveLockSigFile)
+	case errors.As(err, &gone):
+		flag := "--resolve"
+		if gone.Sources {
+			flag = "--resolve-sources"
+		}
+		return exitcode.BadInput("%s needs the inputs the lock was made from: %s", flag, inputsWhy(gone.Path))
+	}
+	return err
+}
+
+// hooks reports a library call's progress on stderr: its lines, and the
+// bars of its phases (startPhase).
+func (g *globalFlags) hooks() ferry.Hooks {
+	return ferry.Hooks{Logf: g.progress, Start: g.startPhase, Stop: g.stopProgress}
+}
+
+// trustOptions are --verify-key and --trusted-root.
+func (g *globalFlags) trustOptions() ferry.TrustOptions {
+	return ferry.TrustOptions{VerifyKeys: g.verifyKeys, TrustedRoot: g.trustedRoot}
+}
