@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/relocate"
@@ -82,7 +82,7 @@ func (e *Env) CheckMirrorTrust(ctx context.Context, pol *trust.Policy, l *lock.L
 		}
 	}
 	if len(problems) > 0 {
-		return exitcode.Mismatchf("refusing to install: %d signature problems:\n%s", len(problems), strings.Join(problems, "\n"))
+		return errkind.Markf(errkind.Mismatch, "refusing to install: %d signature problems:\n%s", len(problems), strings.Join(problems, "\n"))
 	}
 	return nil
 }

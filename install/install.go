@@ -26,7 +26,6 @@ import (
 
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/errkind"
-	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/progress"
@@ -285,9 +284,9 @@ func CheckLockSignature(l *lock.Lock, opts Options) error {
 	if opts.RequireSignedLock && opts.LockKey == nil {
 		sigPath := opts.LockFile + signature.SigSuffix
 		if _, err := os.Stat(sigPath); errors.Is(err, os.ErrNotExist) {
-			return exitcode.Mismatchf("refusing to install: a signed lock is required and %s is missing (sign with ferry lock --sign-key cosign.key)", sigPath)
+			return errkind.Markf(errkind.Mismatch, "refusing to install: a signed lock is required and %s is missing (sign with ferry lock --sign-key cosign.key)", sigPath)
 		}
-		return exitcode.BadInput("a signed lock is required: pass --lock-key cosign.pub to check %s", sigPath)
+		return errkind.Markf(errkind.BadInput, "a signed lock is required: pass --lock-key cosign.pub to check %s", sigPath)
 	}
 	if opts.LockKey == nil {
 		return nil
@@ -297,7 +296,7 @@ func CheckLockSignature(l *lock.Lock, opts Options) error {
 		return err
 	}
 	if p != nil {
-		return exitcode.Mismatchf("refusing to install: %s", p.Detail)
+		return errkind.Markf(errkind.Mismatch, "refusing to install: %s", p.Detail)
 	}
 	return nil
 }
@@ -310,7 +309,7 @@ func checkDest(dest string) error {
 		return nil
 	}
 	if err != nil {
-		return exitcode.BadInput("install destination %s: %w", dest, err)
+		return errkind.Markf(errkind.BadInput, "install destination %s: %w", dest, err)
 	}
 	if len(entries) == 0 {
 		return nil
@@ -318,7 +317,7 @@ func checkDest(dest string) error {
 	if _, err := os.Stat(filepath.Join(dest, PlanFile)); err == nil {
 		return nil
 	}
-	return exitcode.BadInput("install destination %s is not empty and holds no earlier ferry install; choose a new or empty directory", dest)
+	return errkind.Markf(errkind.BadInput, "install destination %s is not empty and holds no earlier ferry install; choose a new or empty directory", dest)
 }
 
 // swap renames tree to dest, replacing an earlier install, which is
@@ -350,7 +349,7 @@ func build(l *lock.Lock, mirror *relocate.Mapping) (*Plan, map[string]string, er
 	for _, p := range l.Resolved() {
 		repo := mirrorRepo(p, mirror)
 		if repo == "" {
-			return nil, nil, exitcode.BadInput("package %s has no mirror in the lock: run ferry mirror first, or pass --mirror", p.Source)
+			return nil, nil, errkind.Markf(errkind.BadInput, "package %s has no mirror in the lock: run ferry mirror first, or pass --mirror", p.Source)
 		}
 		mirrorOf[p.Source+"@"+p.Digest] = repo + "@" + p.Digest
 	}
@@ -428,7 +427,7 @@ func fetchStep(ctx context.Context, p *lock.Package, st Step, store *oci.Store, 
 	if err := oras.CopyGraph(ctx, src, dst, root, copyOpts); err != nil {
 		err = fmt.Errorf("installing %s from %s: %w", p.Source, st.Mirror, err)
 		if errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) || errors.Is(err, errdef.ErrInvalidDigest) {
-			return nil, exitcode.With(exitcode.Mismatch, err)
+			return nil, errkind.Mark(errkind.Mismatch, err)
 		}
 		return nil, err
 	}

@@ -19,7 +19,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content/oci"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/lock"
 )
 
@@ -200,11 +200,11 @@ func writeParts(dir, stageDir, dest string, lockData, sig []byte, since string, 
 	} else {
 		room := maxSize - fixed
 		if room <= 0 {
-			return nil, exitcode.BadInput("--max-size %d bytes leaves no room for blobs: each part carries the lock, its signature and index.json (%d bytes)", maxSize, fixed)
+			return nil, errkind.Markf(errkind.BadInput, "--max-size %d bytes leaves no room for blobs: each part carries the lock, its signature and index.json (%d bytes)", maxSize, fixed)
 		}
 		for _, b := range blobs {
 			if tarCost(b.size) > room {
-				return nil, exitcode.BadInput("blob %s is %d bytes: it does not fit in one part of --max-size %d bytes (%d bytes are left beside the lock and index); nothing was written", strings.TrimPrefix(strings.ReplaceAll(b.name, "/", ":"), "blobs:"), b.size, maxSize, room)
+				return nil, errkind.Markf(errkind.BadInput, "blob %s is %d bytes: it does not fit in one part of --max-size %d bytes (%d bytes are left beside the lock and index); nothing was written", strings.TrimPrefix(strings.ReplaceAll(b.name, "/", ":"), "blobs:"), b.size, maxSize, room)
 			}
 		}
 		// First fit, largest first.

@@ -18,7 +18,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/ferryhq/ferry/client"
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/manifest"
 )
@@ -235,7 +235,7 @@ func checkImport(ctx context.Context, a *Archive, pkgs []*lock.Package, opts Opt
 		}
 	}
 	if b.Len() > 0 {
-		return nil, exitcode.Mismatchf("%s", b.String())
+		return nil, errkind.Markf(errkind.Mismatch, "%s", b.String())
 	}
 	return loc, nil
 }
