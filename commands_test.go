@@ -173,7 +173,9 @@ func TestCommandCalls(t *testing.T) {
 	dest := filepath.Join(dir, "install")
 	staged := &stagedHome{}
 	ir, err := ferry.Install(ctx, ferry.InstallOptions{Env: e, LockPath: lockPath, Dest: dest, Hooks: rec.hooks(),
-		StageHome: func(_ context.Context, l *lock.Lock, m *relocate.Mapping) (ferry.StagedHome, error) { return staged, nil }})
+		StageHome: func(_ context.Context, l *lock.Lock, m *relocate.Mapping) (ferry.StagedHome, error) {
+			return staged, nil
+		}})
 	if err != nil {
 		t.Fatalf("Install: %v", err)
 	}

@@ -276,6 +276,42 @@ func recoverSwap(dest, old string) error {
 	return os.RemoveAll(old)
 }
 
+// SignedLockRequiredError refuses a lock that must be signed
+// (Options.RequireSignedLock): its signature Sig is missing (Missing, a
+// mismatch), or no key was given to check it (bad input). The caller
+// says how to sign the lock or give the key.
+type SignedLockRequiredError struct {
+	Sig     string
+	Missing bool
+}
+
+func (e *SignedLockRequiredError) Error() string {
+	if e.Missing {
+		return fmt.Sprintf("refusing to install: a signed lock is required and %s is missing", e.Sig)
+	}
+	return fmt.Sprintf("a signed lock is required: no public key was given to check %s", e.Sig)
+}
+
+// Is makes a missing signature a mismatch and a missing key bad input.
+func (e *SignedLockRequiredError) Is(target error) bool {
+	if e.Missing {
+		return target == errkind.Mismatch
+	}
+	return target == errkind.BadInput
+}
+
+// NoMirrorError is a package the lock records no mirror for, with no
+// mirror given in its stead (Options.Mirror). It is bad input; the
+// caller says how to mirror it or name the mirror.
+type NoMirrorError struct{ Source string }
+
+func (e *NoMirrorError) Error() string {
+	return fmt.Sprintf("package %s has no mirror in the lock", e.Source)
+}
+
+// Is makes a NoMirrorError bad input (errkind.BadInput).
+func (e *NoMirrorError) Is(target error) bool { return target == errkind.BadInput }
+
 // CheckLockSignature applies opts.LockKey (see Options): nil when no key
 // is set or the lock's signature verifies, else an error with exit code 3
 // for a missing or bad signature. Callers that write elsewhere before
@@ -284,9 +320,9 @@ func CheckLockSignature(l *lock.Lock, opts Options) error {
 	if opts.RequireSignedLock && opts.LockKey == nil {
 		sigPath := opts.LockFile + signature.SigSuffix
 		if _, err := os.Stat(sigPath); errors.Is(err, os.ErrNotExist) {
-			return errkind.Markf(errkind.Mismatch, "refusing to install: a signed lock is required and %s is missing (sign with ferry lock --sign-key cosign.key)", sigPath)
+			return &SignedLockRequiredError{Sig: sigPath, Missing: true}
 		}
-		return errkind.Markf(errkind.BadInput, "a signed lock is required: pass --lock-key cosign.pub to check %s", sigPath)
+		return &SignedLockRequiredError{Sig: sigPath}
 	}
 	if opts.LockKey == nil {
 		return nil
@@ -349,7 +385,7 @@ func build(l *lock.Lock, mirror *relocate.Mapping) (*Plan, map[string]string, er
 	for _, p := range l.Resolved() {
 		repo := mirrorRepo(p, mirror)
 		if repo == "" {
-			return nil, nil, errkind.Markf(errkind.BadInput, "package %s has no mirror in the lock: run ferry mirror first, or pass --mirror", p.Source)
+			return nil, nil, &NoMirrorError{Source: p.Source}
 		}
 		mirrorOf[p.Source+"@"+p.Digest] = repo + "@" + p.Digest
 	}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/install"
+	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/relocate"
 	"github.com/ferryhq/ferry/signature"
 )
@@ -19,6 +21,9 @@ func flagError(err error, args []string) error {
 		unrecorded *ferry.UnrecordedSignaturesError
 		archive    *ferry.ArchiveLockError
 		gone       *ferry.InputsGoneError
+		unsigned   *lock.UnsignedReplaceError
+		required   *install.SignedLockRequiredError
+		noMirror   *install.NoMirrorError
 	)
 	switch {
 	case err == nil:
@@ -33,6 +38,16 @@ func flagError(err error, args []string) error {
 		return exitcode.Mismatchf("%w\nrun ferry lock --sign-key cosign.key to record them, or ferry mirror --sign-key cosign.key to sign the lock this run writes", err)
 	case errors.As(err, &archive) && archive.Err == nil:
 		return exitcode.Mismatchf("refusing to import %s: it carries no %s (sign the lock with ferry lock --sign-key cosign.key before mirror --to-archive)", archive.Archive, relocate.ArchiveLockSigFile)
+	case errors.As(err, &unsigned) && unsigned.Required:
+		return exitcode.Mismatchf("%w; sign it (ferry lock --sign-key) before it is carried", err)
+	case errors.As(err, &unsigned):
+		return exitcode.Mismatchf("%w; sign it (ferry lock --sign-key, or mirror --to-archive --sign-key on the connected side), or write it elsewhere with --lock", err)
+	case errors.As(err, &required) && required.Missing:
+		return exitcode.Mismatchf("%w (sign with ferry lock --sign-key cosign.key)", err)
+	case errors.As(err, &required):
+		return exitcode.BadInput("a signed lock is required: pass --lock-key cosign.pub to check %s", required.Sig)
+	case errors.As(err, &noMirror):
+		return exitcode.BadInput("%w: run ferry mirror first, or pass --mirror", err)
 	case errors.As(err, &gone):
 		flag := "--resolve"
 		if gone.Sources {
