@@ -168,6 +168,10 @@ func (m mappedRepositories) Repository(source string) (*remote.Repository, error
 	return m.open(name)
 }
 
+// ErrNoMirror is a check of the mirror when the lock records none and
+// none was named in its stead. It is bad input.
+var ErrNoMirror = errkind.Mark(errkind.BadInput, errors.New("the lock records no mirror"))
+
 // mirrorOf returns the mapping from a source repository to its mirror
 // repository: override when set, else the mirror l records for the
 // source, else the HOST[/PREFIX] the recorded mirrors share.
@@ -189,7 +193,7 @@ func mirrorOf(l *lock.Lock, override *relocate.Mapping) (func(string) (string, e
 		}
 	}
 	if len(recorded) == 0 {
-		return nil, errkind.Markf(errkind.BadInput, "the lock records no mirror: run ferry mirror first, or pass --mirror HOST[/PREFIX]")
+		return nil, ErrNoMirror
 	}
 	return func(s string) (string, error) {
 		if m, ok := recorded[s]; ok {

@@ -267,7 +267,7 @@ func ReadArchiveLockSigned(path string) (*lock.Lock, []byte, []byte, error) {
 		}
 	}
 	if data == nil {
-		return nil, nil, nil, errkind.Markf(errkind.BadInput, "archive %s holds no %s: it was not written by ferry mirror --to-archive", path, ArchiveLockFile)
+		return nil, nil, nil, errkind.Markf(errkind.BadInput, "archive %s holds no %s: it is not an archive ferry mirror wrote", path, ArchiveLockFile)
 	}
 	l, err := lock.Parse(data)
 	if err != nil {

@@ -50,11 +50,11 @@ func (m Mapping) WithFormats(formats []format.Format) Mapping {
 func ParseMapping(to string) (Mapping, error) {
 	to = strings.TrimSuffix(strings.TrimSpace(to), "/")
 	if to == "" {
-		return Mapping{}, errkind.Markf(errkind.BadInput, "no mirror given: pass --to HOST[/PREFIX]")
+		return Mapping{}, errkind.Markf(errkind.BadInput, "no mirror given: want HOST[/PREFIX]")
 	}
 	if host, _, _ := strings.Cut(to, "/"); strings.Contains(host, "@") {
 		// Never quote to: it holds a password.
-		return Mapping{}, errkind.Markf(errkind.BadInput, "mirror: registry references must not contain credentials (user:password@host); use ferry login or --registry-config instead")
+		return Mapping{}, errkind.Markf(errkind.BadInput, "mirror: registry references must not contain credentials (user:password@host); use ferry login or a docker config.json instead")
 	}
 	if strings.Contains(to, "://") {
 		return Mapping{}, errkind.Markf(errkind.BadInput, "mirror %q: write HOST[/PREFIX] without a URL scheme", to)
@@ -64,7 +64,7 @@ func ParseMapping(to string) (Mapping, error) {
 		return Mapping{}, errkind.Markf(errkind.BadInput, "mirror %q: %q is not a registry host (it needs a '.' or ':' or to be localhost)", to, host)
 	}
 	if i := strings.IndexAny(prefix, ":@"); i >= 0 {
-		return Mapping{}, errkind.Markf(errkind.BadInput, "mirror %q: --to and --mirror take HOST[/PREFIX], where repositories land, not a reference with a tag or digest (%q)", to, prefix[i:])
+		return Mapping{}, errkind.Markf(errkind.BadInput, "mirror %q: a mirror is HOST[/PREFIX], where repositories land, not a reference with a tag or digest (%q)", to, prefix[i:])
 	}
 	// The prefix must be the start of a valid repository path: it is
 	// checked with a repository under it, a name never shown to the user.

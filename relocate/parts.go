@@ -200,11 +200,11 @@ func writeParts(dir, stageDir, dest string, lockData, sig []byte, since string, 
 	} else {
 		room := maxSize - fixed
 		if room <= 0 {
-			return nil, errkind.Markf(errkind.BadInput, "--max-size %d bytes leaves no room for blobs: each part carries the lock, its signature and index.json (%d bytes)", maxSize, fixed)
+			return nil, errkind.Markf(errkind.BadInput, "a part size of %d bytes leaves no room for blobs: each part carries the lock, its signature and index.json (%d bytes)", maxSize, fixed)
 		}
 		for _, b := range blobs {
 			if tarCost(b.size) > room {
-				return nil, errkind.Markf(errkind.BadInput, "blob %s is %d bytes: it does not fit in one part of --max-size %d bytes (%d bytes are left beside the lock and index); nothing was written", strings.TrimPrefix(strings.ReplaceAll(b.name, "/", ":"), "blobs:"), b.size, maxSize, room)
+				return nil, errkind.Markf(errkind.BadInput, "blob %s is %d bytes: it does not fit in one part of %d bytes (%d bytes are left beside the lock and index); nothing was written", strings.TrimPrefix(strings.ReplaceAll(b.name, "/", ":"), "blobs:"), b.size, maxSize, room)
 			}
 		}
 		// First fit, largest first.
@@ -272,7 +272,7 @@ func writeParts(dir, stageDir, dest string, lockData, sig []byte, since string, 
 			return nil, err
 		}
 		if maxSize > 0 && info.Size() > maxSize {
-			return nil, fmt.Errorf("part %d of %s is %d bytes, over --max-size %d: this is a bug in ferry", k+1, dest, info.Size(), maxSize)
+			return nil, fmt.Errorf("part %d of %s is %d bytes, over the part size %d: this is a bug in ferry", k+1, dest, info.Size(), maxSize)
 		}
 		partials = append(partials, partial)
 		res.Sizes = append(res.Sizes, info.Size())

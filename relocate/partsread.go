@@ -241,7 +241,7 @@ func (p *part) index(fsys *partsFS) error {
 		}
 	}
 	if p.lock == nil {
-		return errkind.Markf(errkind.BadInput, "archive %s holds no %s: it was not written by ferry mirror --to-archive", path, ArchiveLockFile)
+		return errkind.Markf(errkind.BadInput, "archive %s holds no %s: it is not an archive ferry mirror wrote", path, ArchiveLockFile)
 	}
 	p.meta = ArchiveMeta{Part: 1, Parts: 1}
 	if metaData != nil {

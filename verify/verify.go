@@ -277,7 +277,7 @@ func (c *checker) problem(ref, kind, format string, args ...any) {
 func (c *checker) checkPackage(ctx context.Context, p *lock.Package) error {
 	repoName := MirrorRepo(p, c.opts.Mirror)
 	if repoName == "" {
-		c.problem("", ProblemNotMirrored, "the lock records no mirror for this package: run ferry mirror, or pass --mirror")
+		c.problem("", ProblemNotMirrored, "the lock records no mirror for this package: run ferry mirror, or name the mirror to read")
 		return nil
 	}
 	repo, err := c.opts.Registry.Repository(repoName)

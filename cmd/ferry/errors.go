@@ -28,6 +28,8 @@ func flagError(err error, args []string) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, ferry.ErrNoMirror):
+		return exitcode.BadInput("%w: run ferry mirror first, or pass --mirror HOST[/PREFIX]", err)
 	case errors.Is(err, ferry.ErrNoDestination):
 		return missingTo(args)
 	case errors.As(err, &overwrite):
