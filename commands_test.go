@@ -446,3 +446,103 @@ func TestCheckArchiveLock(t *testing.T) {
 		})
 	}
 }
+
+// TestCommandCallsSigned: a lock signed when written into an archive
+// crosses it as carried (its bytes and signature, the mirror locations in
+// its sidecar), and the lock is locked and mirrored in one call when the
+// inputs are given; a lock that no longer parses is first of all a bad
+// signature.
+func TestCommandCallsSigned(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	e := w.env()
+	defer e.Close()
+	dir := t.TempDir()
+	lockPath := filepath.Join(dir, "ferry.lock")
+	ms := w.inputs(t, "p/app:1.0.0")
+	ms.Mirror.To = w.mirror.Host + "/m"
+	key, pub := signKey(t, t.TempDir())
+	rec := &recorder{}
+
+	// Locked and mirrored in one call, to the inputs' mirror.to, and
+	// signed.
+	res, err := ferry.Mirror(ctx, ferry.MirrorOptions{Env: e, Inputs: ms, LockPath: lockPath, SignKey: key, Hooks: rec.hooks()})
+	if err != nil {
+		t.Fatalf("Mirror with inputs: %v", err)
+	}
+	if res.Report.To != ms.Mirror.To || !rec.has("signed "+lockPath) {
+		t.Errorf("Mirror with inputs: to %q, lines %q", res.Report.To, rec.lines)
+	}
+	if rep, err := ferry.Verify(ctx, ferry.VerifyOptions{Env: e, LockPath: lockPath, LockKey: pub}); err != nil || !rep.OK() {
+		t.Errorf("Verify the signed lock: %v %v", err, rep)
+	}
+
+	archive := filepath.Join(dir, "signed.tar")
+	if _, err := ferry.Mirror(ctx, ferry.MirrorOptions{Env: e, LockPath: lockPath, ToArchive: archive}); err != nil {
+		t.Fatalf("Mirror a signed lock to an archive: %v", err)
+	}
+	air := registrytest.New(t)
+	airLock := filepath.Join(t.TempDir(), "ferry.lock")
+	in, err := ferry.Mirror(ctx, ferry.MirrorOptions{Env: e, LockPath: airLock, FromArchive: archive, To: air.Host + "/air", LockKey: pub})
+	if err != nil {
+		t.Fatalf("Mirror from a signed archive: %v", err)
+	}
+	if !strings.Contains(in.Wrote, "as carried, mirror locations in "+lock.MirrorsPath(airLock)) {
+		t.Errorf("Mirror from a signed archive wrote %q", in.Wrote)
+	}
+	carried, err := os.ReadFile(airLock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, err := os.ReadFile(lockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(carried) != string(signed) {
+		t.Error("the imported lock is not the signed lock's bytes")
+	}
+	if rep, err := ferry.Verify(ctx, ferry.VerifyOptions{Env: e, LockPath: airLock, LockKey: pub}); err != nil || !rep.OK() {
+		t.Errorf("Verify the imported signed lock: %v %v", err, rep)
+	}
+	if _, err := ferry.Install(ctx, ferry.InstallOptions{Env: e, LockPath: airLock, LockKey: pub, RequireSignedLock: true, Dest: filepath.Join(t.TempDir(), "d")}); err != nil {
+		t.Errorf("Install the imported signed lock: %v", err)
+	}
+
+	// A lock that no longer parses, with its signature checked.
+	if err := os.WriteFile(airLock, []byte("not: [a lock"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := ferry.Verify(ctx, ferry.VerifyOptions{Env: e, LockPath: airLock, LockKey: pub})
+	if err != nil || rep.OK() || rep.Problems[0].Package != "(lock)" {
+		t.Errorf("Verify an unparsable signed lock: %v %+v, want the lock's signature problem", err, rep)
+	}
+	if _, err := ferry.Install(ctx, ferry.InstallOptions{Env: e, LockPath: airLock, LockKey: pub, Dest: filepath.Join(t.TempDir(), "d")}); exitcode.Of(err) != exitcode.Mismatch {
+		t.Errorf("Install an unparsable signed lock: %v, want exit 3", err)
+	}
+}
+
+// TestCommandErrors: the typed errors' messages name what is wrong and
+// no flag; their kinds decide the exit code.
+func TestCommandErrors(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+		code int
+	}{
+		{&ferry.SignedLockChangedError{Lock: "f.lock"}, "f.lock is signed (f.lock.sig) and this run would change it", exitcode.Usage},
+		{&ferry.UnrecordedSignaturesError{Lock: "f.lock"}, "f.lock is signed and does not record 0 signatures", exitcode.Mismatch},
+		{&ferry.ArchiveLockError{Archive: "a.tar"}, "refusing to import a.tar: it carries no", exitcode.Mismatch},
+		{&ferry.InputsGoneError{}, "it was made from command-line roots", exitcode.Usage},
+		{&ferry.InputsGoneError{Path: "ferry.yaml"}, "ferry.yaml is gone", exitcode.Usage},
+		{&ferry.OverwriteError{Lock: "f.lock", From: "ferry.yaml", Roots: []string{"x"}}, "f.lock was made from ferry.yaml, not from x", exitcode.Usage},
+		{ferry.ErrNoDestination, "mirror needs a destination", exitcode.Usage},
+		{ferry.ErrNoMirror, "the lock records no mirror", exitcode.Usage},
+	} {
+		if !strings.Contains(tc.err.Error(), tc.want) || exitcode.Of(tc.err) != tc.code {
+			t.Errorf("%T: %q (exit %d), want %q, exit %d", tc.err, tc.err, exitcode.Of(tc.err), tc.want, tc.code)
+		}
+		if strings.Contains(tc.err.Error(), "--") {
+			t.Errorf("%T names a flag: %q", tc.err, tc.err)
+		}
+	}
+}
