@@ -200,11 +200,11 @@ func writeParts(dir, stageDir, dest string, lockData, sig []byte, since string, 
 	} else {
 		room := maxSize - fixed
 		if room <= 0 {
-			return nil, errkind.Markf(errkind.BadInput, "a part size of %d bytes leaves no room for blobs: each part carries the lock, its signature and index.json (%d bytes)", maxSize, fixed)
+			return nil, &PartSizeError{Msg: fmt.Sprintf("a part size of %d bytes leaves no room for blobs: each part carries the lock, its signature and index.json (%d bytes)", maxSize, fixed)}
 		}
 		for _, b := range blobs {
 			if tarCost(b.size) > room {
-				return nil, errkind.Markf(errkind.BadInput, "blob %s is %d bytes: it does not fit in one part of %d bytes (%d bytes are left beside the lock and index); nothing was written", strings.TrimPrefix(strings.ReplaceAll(b.name, "/", ":"), "blobs:"), b.size, maxSize, room)
+				return nil, &PartSizeError{Msg: fmt.Sprintf("blob %s is %d bytes: it does not fit in one part of %d bytes (%d bytes are left beside the lock and index); nothing was written", strings.TrimPrefix(strings.ReplaceAll(b.name, "/", ":"), "blobs:"), b.size, maxSize, room)}
 			}
 		}
 		// First fit, largest first.
@@ -400,3 +400,13 @@ func (a *Archive) Close() error {
 	a.files = nil
 	return errors.Join(errs...)
 }
+
+// PartSizeError is an archive part size (ArchiveOptions.MaxSize) too
+// small for what a part must carry; nothing was written. It is bad input;
+// the caller names the setting.
+type PartSizeError struct{ Msg string }
+
+func (e *PartSizeError) Error() string { return e.Msg }
+
+// Is makes a PartSizeError bad input (errkind.BadInput).
+func (e *PartSizeError) Is(target error) bool { return target == errkind.BadInput }

@@ -24,6 +24,7 @@ func flagError(err error, args []string) error {
 		unsigned   *lock.UnsignedReplaceError
 		required   *install.SignedLockRequiredError
 		noMirror   *install.NoMirrorError
+		partSize   *relocate.PartSizeError
 	)
 	switch {
 	case err == nil:
@@ -50,6 +51,8 @@ func flagError(err error, args []string) error {
 		return exitcode.BadInput("a signed lock is required: pass --lock-key cosign.pub to check %s", required.Sig)
 	case errors.As(err, &noMirror):
 		return exitcode.BadInput("%w: run ferry mirror first, or pass --mirror", err)
+	case errors.As(err, &partSize):
+		return exitcode.BadInput("--max-size: %w", err)
 	case errors.As(err, &gone):
 		flag := "--resolve"
 		if gone.Sources {
