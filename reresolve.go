@@ -7,10 +7,11 @@ import (
 	"sort"
 	"strings"
 
+	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/relocate"
@@ -89,7 +90,7 @@ func (e *Env) ReresolveMirror(ctx context.Context, ms *mirrorset.MirrorSet, l *l
 // lacks something, rather than that it could not be asked.
 func unsatisfiedInMirror(err error) bool {
 	var unsat *resolve.UnsatisfiableError
-	return errors.Is(err, errdef.ErrNotFound) || errors.As(err, &unsat) || exitcode.Of(err) == exitcode.Mismatch
+	return errors.Is(err, errdef.ErrNotFound) || errors.As(err, &unsat) || errkind.Of(err) == errkind.Mismatch || errkind.Of(err) == nil && (errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData))
 }
 
 // checkTags checks that every locked tag (each package's version and
@@ -167,6 +168,10 @@ func (m mappedRepositories) Repository(source string) (*remote.Repository, error
 	return m.open(name)
 }
 
+// ErrNoMirror is a check of the mirror when the lock records none and
+// none was named in its stead. It is bad input.
+var ErrNoMirror = errkind.Mark(errkind.BadInput, errors.New("the lock records no mirror"))
+
 // mirrorOf returns the mapping from a source repository to its mirror
 // repository: override when set, else the mirror l records for the
 // source, else the HOST[/PREFIX] the recorded mirrors share.
@@ -188,7 +193,7 @@ func mirrorOf(l *lock.Lock, override *relocate.Mapping) (func(string) (string, e
 		}
 	}
 	if len(recorded) == 0 {
-		return nil, exitcode.BadInput("the lock records no mirror: run ferry mirror first, or pass --mirror HOST[/PREFIX]")
+		return nil, ErrNoMirror
 	}
 	return func(s string) (string, error) {
 		if m, ok := recorded[s]; ok {
@@ -197,7 +202,7 @@ func mirrorOf(l *lock.Lock, override *relocate.Mapping) (func(string) (string, e
 		if base != nil {
 			return base.Repo(s), nil
 		}
-		return "", exitcode.Mismatchf("%s: the lock records no mirror for it", s)
+		return "", errkind.Markf(errkind.Mismatch, "%s: the lock records no mirror for it", s)
 	}, nil
 }
 

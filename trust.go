@@ -8,7 +8,7 @@ import (
 
 	"oras.land/oras-go/v2/content"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
@@ -99,7 +99,7 @@ func (e *Env) CheckMirrorTrust(ctx context.Context, pol *trust.Policy, l *lock.L
 		}
 	}
 	if len(problems) > 0 {
-		return exitcode.Mismatchf("refusing to install: %d signature problems:\n%s", len(problems), strings.Join(problems, "\n"))
+		return errkind.Markf(errkind.Mismatch, "refusing to install: %d signature problems:\n%s", len(problems), strings.Join(problems, "\n"))
 	}
 	return nil
 }

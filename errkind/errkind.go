@@ -39,3 +39,36 @@ type marked struct {
 
 func (m *marked) Error() string   { return m.err.Error() }
 func (m *marked) Unwrap() []error { return []error{m.err, m.kind} }
+
+// Of returns the kind of err: that of the outermost mark in its chain
+// (Mark, or an error in the chain whose Is method reports BadInput or
+// Mismatch), nil when nothing marks it. A mark wrapping another decides,
+// as an outer exit code decided over an inner one.
+func Of(err error) error {
+	for err != nil {
+		if m, ok := err.(*marked); ok {
+			return m.kind
+		}
+		if x, ok := err.(interface{ Is(error) bool }); ok {
+			for _, k := range []error{Mismatch, BadInput} {
+				if x.Is(k) {
+					return k
+				}
+			}
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if k := Of(e); k != nil {
+					return k
+				}
+			}
+			return nil
+		default:
+			return nil
+		}
+	}
+	return nil
+}

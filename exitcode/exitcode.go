@@ -53,10 +53,11 @@ func Mismatchf(format string, args ...any) error {
 }
 
 // Of returns the exit code for err: 0 for nil, the code of the outermost
-// Error in its chain, else Mismatch for bytes that do not hash to the
-// digest they were fetched by or an error of kind errkind.Mismatch, else
-// Usage for one of kind errkind.BadInput, else Failure: libraries mark
-// what went wrong (package errkind), and this is where it becomes a code.
+// Error in its chain, else the code of the kind its outermost mark names
+// (package errkind: Mismatch for errkind.Mismatch, Usage for
+// errkind.BadInput), else Mismatch for bytes that do not hash to the
+// digest they were fetched by, else Failure: libraries mark what went
+// wrong, and this is where it becomes a code.
 //
 // A manifest or blob whose bytes do not hash to its digest (oras-go's
 // content.ErrMismatchedDigest, or content.ErrTrailingData: more bytes
@@ -72,11 +73,14 @@ func Of(err error) int {
 	if errors.As(err, &e) {
 		return e.Code
 	}
-	switch {
-	case IsDigestMismatch(err), errors.Is(err, errkind.Mismatch):
+	switch errkind.Of(err) {
+	case errkind.Mismatch:
 		return Mismatch
-	case errors.Is(err, errkind.BadInput):
+	case errkind.BadInput:
 		return Usage
+	}
+	if IsDigestMismatch(err) {
+		return Mismatch
 	}
 	return Failure
 }

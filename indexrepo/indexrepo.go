@@ -32,7 +32,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/errdef"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/redact"
 )
@@ -699,7 +699,7 @@ func (r *Repository) synthesize(ctx context.Context, v *slot) (Artifact, error) 
 	sum := sha256.Sum256(data)
 	got := hex.EncodeToString(sum[:])
 	if want := indexDigest(v.v); want != "" && want != got {
-		return Artifact{}, exitcode.With(exitcode.Mismatch, fmt.Errorf("%s: %s: %w: the index says sha256:%s, the download is sha256:%s", what, SafeURL(archiveURL), r.rules.ErrDigestMismatch, want, got))
+		return Artifact{}, errkind.Mark(errkind.Mismatch, fmt.Errorf("%s: %s: %w: the index says sha256:%s, the download is sha256:%s", what, SafeURL(archiveURL), r.rules.ErrDigestMismatch, want, got))
 	}
 	a, err := r.rules.Build(ctx, &Download{RepoURL: r.repoURL, SourceURL: r.sourceURL, Name: r.name, Version: v.v, Listed: !r.archive, URL: archiveURL, Data: data, hc: r.hc, rules: r.rules})
 	if err != nil {

@@ -26,7 +26,6 @@ import (
 
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/errkind"
-	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/progress"
@@ -323,6 +322,42 @@ func recoverSwap(dest, old string) error {
 	return os.RemoveAll(old)
 }
 
+// SignedLockRequiredError refuses a lock that must be signed
+// (Options.RequireSignedLock): its signature Sig is missing (Missing, a
+// mismatch), or no key was given to check it (bad input). The caller
+// says how to sign the lock or give the key.
+type SignedLockRequiredError struct {
+	Sig     string
+	Missing bool
+}
+
+func (e *SignedLockRequiredError) Error() string {
+	if e.Missing {
+		return fmt.Sprintf("refusing to install: a signed lock is required and %s is missing", e.Sig)
+	}
+	return fmt.Sprintf("a signed lock is required: no public key was given to check %s", e.Sig)
+}
+
+// Is makes a missing signature a mismatch and a missing key bad input.
+func (e *SignedLockRequiredError) Is(target error) bool {
+	if e.Missing {
+		return target == errkind.Mismatch
+	}
+	return target == errkind.BadInput
+}
+
+// NoMirrorError is a package the lock records no mirror for, with no
+// mirror given in its stead (Options.Mirror). It is bad input; the
+// caller says how to mirror it or name the mirror.
+type NoMirrorError struct{ Source string }
+
+func (e *NoMirrorError) Error() string {
+	return fmt.Sprintf("package %s has no mirror in the lock", e.Source)
+}
+
+// Is makes a NoMirrorError bad input (errkind.BadInput).
+func (e *NoMirrorError) Is(target error) bool { return target == errkind.BadInput }
+
 // CheckLockSignature applies opts.LockKey (see Options): nil when no key
 // is set or the lock's signature verifies, else an error with exit code 3
 // for a missing or bad signature. Callers that write elsewhere before
@@ -331,9 +366,9 @@ func CheckLockSignature(l *lock.Lock, opts Options) error {
 	if opts.RequireSignedLock && opts.LockKey == nil {
 		sigPath := opts.LockFile + signature.SigSuffix
 		if _, err := os.Stat(sigPath); errors.Is(err, os.ErrNotExist) {
-			return exitcode.Mismatchf("refusing to install: a signed lock is required and %s is missing (sign with ferry lock --sign-key cosign.key)", sigPath)
+			return &SignedLockRequiredError{Sig: sigPath, Missing: true}
 		}
-		return exitcode.BadInput("a signed lock is required: pass --lock-key cosign.pub to check %s", sigPath)
+		return &SignedLockRequiredError{Sig: sigPath}
 	}
 	if opts.LockKey == nil {
 		return nil
@@ -343,7 +378,7 @@ func CheckLockSignature(l *lock.Lock, opts Options) error {
 		return err
 	}
 	if p != nil {
-		return exitcode.Mismatchf("refusing to install: %s", p.Detail)
+		return errkind.Markf(errkind.Mismatch, "refusing to install: %s", p.Detail)
 	}
 	return nil
 }
@@ -382,7 +417,7 @@ func checkDest(dest string) error {
 		return nil
 	}
 	if err != nil {
-		return exitcode.BadInput("install destination %s: %w", dest, err)
+		return errkind.Markf(errkind.BadInput, "install destination %s: %w", dest, err)
 	}
 	if len(entries) == 0 {
 		return nil
@@ -390,7 +425,7 @@ func checkDest(dest string) error {
 	if _, err := os.Stat(filepath.Join(dest, PlanFile)); err == nil {
 		return nil
 	}
-	return exitcode.BadInput("install destination %s is not empty and holds no earlier ferry install; choose a new or empty directory", dest)
+	return errkind.Markf(errkind.BadInput, "install destination %s is not empty and holds no earlier ferry install; choose a new or empty directory", dest)
 }
 
 // swap renames tree to dest, replacing an earlier install, which is
@@ -422,7 +457,7 @@ func build(l *lock.Lock, mirror *relocate.Mapping) (*Plan, map[string]string, er
 	for _, p := range l.Resolved() {
 		repo := mirrorRepo(p, mirror)
 		if repo == "" {
-			return nil, nil, exitcode.BadInput("package %s has no mirror in the lock: run ferry mirror first, or pass --mirror", p.Source)
+			return nil, nil, &NoMirrorError{Source: p.Source}
 		}
 		mirrorOf[p.Source+"@"+p.Digest] = repo + "@" + p.Digest
 	}
@@ -500,7 +535,7 @@ func fetchStep(ctx context.Context, p *lock.Package, st Step, store *oci.Store, 
 	if err := oras.CopyGraph(ctx, src, dst, root, copyOpts); err != nil {
 		err = fmt.Errorf("installing %s from %s: %w", p.Source, st.Mirror, err)
 		if errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) || errors.Is(err, errdef.ErrInvalidDigest) {
-			return nil, exitcode.With(exitcode.Mismatch, err)
+			return nil, errkind.Mark(errkind.Mismatch, err)
 		}
 		return nil, err
 	}

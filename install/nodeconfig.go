@@ -10,7 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ferryhq/ferry/client"
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/relocate"
@@ -124,7 +124,7 @@ func NodeMirrors(l *lock.Lock, opts NodeConfigOptions) ([]NodeMirror, error) {
 		}
 		src, err := ociref.Parse(p.Source)
 		if err != nil {
-			return nil, exitcode.BadInput("package %s: %w", p.Source, err)
+			return nil, errkind.Markf(errkind.BadInput, "package %s: %w", p.Source, err)
 		}
 		repo := mirrorRepo(p, opts.Mirror)
 		if repo == "" {
@@ -132,7 +132,7 @@ func NodeMirrors(l *lock.Lock, opts NodeConfigOptions) ([]NodeMirror, error) {
 		}
 		dst, err := ociref.Parse(repo)
 		if err != nil {
-			return nil, exitcode.BadInput("package %s: mirror %s: %w", p.Source, repo, err)
+			return nil, errkind.Markf(errkind.BadInput, "package %s: mirror %s: %w", p.Source, repo, err)
 		}
 		add(src.Repo(), dst.Repo(), false)
 		for _, im := range p.Images {

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 )
 
 // ErrUnsafePath is wrapped by every error SafeJoin, WriteFile and
@@ -19,7 +19,7 @@ var ErrUnsafePath = errors.New("would land outside the destination")
 // unsafePath returns a usage error (exit 2: the lock or registry content is
 // bad input) wrapping ErrUnsafePath.
 func unsafePath(name, why string) error {
-	return exitcode.With(exitcode.Usage, fmt.Errorf("refusing %q: %s: %w", name, why, ErrUnsafePath))
+	return errkind.Mark(errkind.BadInput, fmt.Errorf("refusing %q: %s: %w", name, why, ErrUnsafePath))
 }
 
 // SafeJoin returns root joined with name, a slash-separated relative path

@@ -10,7 +10,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/manifest"
 )
 
@@ -37,7 +37,7 @@ func (e *ImageError) Error() string {
 // manifest. inGraph reports whether a digest is in that graph; callers
 // that walked it already (verify, relocate, install) pass what they
 // collected, others use WalkGraph. The error is an *ImageError naming the
-// package and every image missing, with exit code 3 (exitcode.Mismatch).
+// package and every image missing, with exit code 3 (errkind.Mismatch).
 //
 // A Porter bundle's images are manifests in the bundle's index
 // (cnab-to-oci's layout: porter/reader.go locates them there by
@@ -52,7 +52,7 @@ func (p *Package) CheckImages(inGraph func(d digest.Digest) bool) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	return exitcode.With(exitcode.Mismatch, &ImageError{Package: p.Source, Digest: p.Digest, Images: missing})
+	return errkind.Mark(errkind.Mismatch, &ImageError{Package: p.Source, Digest: p.Digest, Images: missing})
 }
 
 // MaxGraphManifests bounds the manifests WalkGraph fetches for one package.

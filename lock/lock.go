@@ -21,7 +21,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/redact"
 	"github.com/ferryhq/ferry/resolve"
@@ -375,16 +375,16 @@ func Read(path string) (*Lock, error) {
 	data, err := sizecap.ReadFile(path, MaxFileSize)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, exitcode.BadInput("lock %s not found: run ferry lock first", path)
+			return nil, errkind.Markf(errkind.BadInput, "lock %s not found: run ferry lock first", path)
 		}
 		if sizecap.IsTooLarge(err) {
-			return nil, exitcode.BadInput("lock %w", err)
+			return nil, errkind.Markf(errkind.BadInput, "lock %w", err)
 		}
-		return nil, exitcode.BadInput("reading lock: %w", err)
+		return nil, errkind.Markf(errkind.BadInput, "reading lock: %w", err)
 	}
 	l, err := Parse(data)
 	if err != nil {
-		return nil, exitcode.BadInput("%s: %w", path, err)
+		return nil, errkind.Markf(errkind.BadInput, "%s: %w", path, err)
 	}
 	return l, nil
 }

@@ -11,7 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/sizecap"
 )
 
@@ -263,23 +263,23 @@ func readMirrorsFile(path string) (*Mirrors, error) {
 		return nil, err
 	}
 	if err != nil {
-		return nil, exitcode.BadInput("reading %s: %w", path, err)
+		return nil, errkind.Markf(errkind.BadInput, "reading %s: %w", path, err)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var m Mirrors
 	if err := dec.Decode(&m); err != nil {
-		return nil, exitcode.BadInput("%s: %w", path, err)
+		return nil, errkind.Markf(errkind.BadInput, "%s: %w", path, err)
 	}
 	if m.APIVersion != APIVersion || m.Kind != MirrorsKind {
-		return nil, exitcode.BadInput("%s: apiVersion %q kind %q: want %s %s", path, m.APIVersion, m.Kind, APIVersion, MirrorsKind)
+		return nil, errkind.Markf(errkind.BadInput, "%s: apiVersion %q kind %q: want %s %s", path, m.APIVersion, m.Kind, APIVersion, MirrorsKind)
 	}
 	if m.To == "" {
-		return nil, exitcode.BadInput("%s: no mirror (to:)", path)
+		return nil, errkind.Markf(errkind.BadInput, "%s: no mirror (to:)", path)
 	}
 	for i, r := range m.Earlier {
 		if r.To == "" {
-			return nil, exitcode.BadInput("%s: earlier[%d]: no mirror (to:)", path, i)
+			return nil, errkind.Markf(errkind.BadInput, "%s: earlier[%d]: no mirror (to:)", path, i)
 		}
 	}
 	return &m, nil

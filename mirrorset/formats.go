@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/resolve"
 )
@@ -63,7 +63,7 @@ func (m *MirrorSet) AllRoots(formats []format.Format) ([]resolve.Root, error) {
 		}
 		pkgs, err := o.SectionRoots(m)
 		if err != nil {
-			return nil, exitcode.BadInput("%w", err)
+			return nil, errkind.Markf(errkind.BadInput, "%w", err)
 		}
 		all.Packages = append(all.Packages, pkgs...)
 	}

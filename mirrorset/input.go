@@ -9,7 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/sizecap"
 )
@@ -48,11 +48,11 @@ func LoadFile(path string, formats []format.Format, settings *MirrorSet) (*Mirro
 	}
 	m, ok, err := readInput(path, data, dir, formats, readerSettings(cfg, settings))
 	if err != nil {
-		return nil, exitcode.BadInput("%s: %w", path, err)
+		return nil, errkind.Markf(errkind.BadInput, "%s: %w", path, err)
 	}
 	if !ok {
 		if dir {
-			return nil, exitcode.BadInput("%s is a directory that no format reads as input (a Helm chart directory holds Chart.yaml)", path)
+			return nil, errkind.Markf(errkind.BadInput, "%s is a directory that no format reads as input (a Helm chart directory holds Chart.yaml)", path)
 		}
 		return Load(path, formats)
 	}
@@ -60,10 +60,10 @@ func LoadFile(path string, formats []format.Format, settings *MirrorSet) (*Mirro
 		m.applyConfig(cfg, formats)
 	}
 	if err := m.Validate(); err != nil {
-		return nil, exitcode.BadInput("%s: %w", path, err)
+		return nil, errkind.Markf(errkind.BadInput, "%s: %w", path, err)
 	}
 	if err := m.CheckSections(formats); err != nil {
-		return nil, exitcode.BadInput("%s: %w", path, err)
+		return nil, errkind.Markf(errkind.BadInput, "%s: %w", path, err)
 	}
 	return m, nil
 }
@@ -277,7 +277,7 @@ func configFor(formats []format.Format, settings *MirrorSet) (*MirrorSet, error)
 	if path == "" {
 		if st, err := os.Stat(DefaultFile); err != nil || st.IsDir() {
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, exitcode.BadInput("%s: %w", DefaultFile, err)
+				return nil, errkind.Markf(errkind.BadInput, "%s: %w", DefaultFile, err)
 			}
 			return nil, nil
 		}

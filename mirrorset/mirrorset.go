@@ -17,7 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/resolve"
@@ -152,7 +152,7 @@ func (u Use) MarshalYAML() (any, error) {
 func (m *MirrorSet) Section(key string, v any) (bool, error) {
 	ok, err := m.Sections.Decode(key, v)
 	if err != nil {
-		return true, exitcode.BadInput("%s: %w", key, userYAMLError(err))
+		return true, errkind.Markf(errkind.BadInput, "%s: %w", key, userYAMLError(err))
 	}
 	return ok, nil
 }
@@ -229,12 +229,12 @@ func load(path string, formats []format.Format, settingsFile bool) (*MirrorSet, 
 	data, err := sizecap.ReadFile(path, MaxFileSize)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, exitcode.BadInput("%s not found: pass a ROOT reference or write a %s", path, DefaultFile)
+			return nil, errkind.Markf(errkind.BadInput, "%s not found: pass a ROOT reference or write a %s", path, DefaultFile)
 		}
 		if sizecap.IsTooLarge(err) {
-			return nil, exitcode.BadInput("%w", err)
+			return nil, errkind.Markf(errkind.BadInput, "%w", err)
 		}
-		return nil, exitcode.BadInput("reading %s: %w", path, err)
+		return nil, errkind.Markf(errkind.BadInput, "reading %s: %w", path, err)
 	}
 	m, err := parse(data, !settingsFile)
 	if err == nil {
@@ -244,7 +244,7 @@ func load(path string, formats []format.Format, settingsFile bool) (*MirrorSet, 
 		err = m.expandPaths(formats)
 	}
 	if err != nil {
-		return nil, exitcode.BadInput("%s: %w", path, err)
+		return nil, errkind.Markf(errkind.BadInput, "%s: %w", path, err)
 	}
 	return m, nil
 }
@@ -319,7 +319,7 @@ func FromRefs(refs []string, version string) (*MirrorSet, error) {
 		m.Packages = append(m.Packages, Package{Ref: r, Version: version})
 	}
 	if err := m.Validate(); err != nil {
-		return nil, exitcode.With(exitcode.Usage, err)
+		return nil, errkind.Mark(errkind.BadInput, err)
 	}
 	return m, nil
 }
@@ -450,7 +450,7 @@ func (m *MirrorSet) Apply(settings *MirrorSet, formats []format.Format) error {
 	}
 	m.Sections.Merge(settings.Sections)
 	if err := m.CheckSections(formats); err != nil {
-		return exitcode.BadInput("%w", err)
+		return errkind.Markf(errkind.BadInput, "%w", err)
 	}
 	return nil
 }
@@ -469,7 +469,7 @@ func fromArgs(args []string, version string, formats []format.Format, settings *
 	for _, a := range args {
 		if isFile(a) {
 			if file != "" {
-				return nil, "", exitcode.BadInput("more than one input file: %s and %s", file, a)
+				return nil, "", errkind.Markf(errkind.BadInput, "more than one input file: %s and %s", file, a)
 			}
 			file = a
 			continue
@@ -488,13 +488,13 @@ func fromArgs(args []string, version string, formats []format.Format, settings *
 		if cfg != nil {
 			m.applyConfig(cfg, formats)
 			if err := m.CheckSections(formats); err != nil {
-				return nil, "", exitcode.BadInput("%w", err)
+				return nil, "", errkind.Markf(errkind.BadInput, "%w", err)
 			}
 		}
 		return m, "", nil
 	}
 	if len(refs) > 0 {
-		return nil, "", exitcode.BadInput("give either references or an input file (%s), not both", file)
+		return nil, "", errkind.Markf(errkind.BadInput, "give either references or an input file (%s), not both", file)
 	}
 	m, err := LoadFile(file, formats, settings)
 	return m, file, err

@@ -20,7 +20,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/ferryhq/ferry/client"
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/relocate"
 )
 
@@ -164,10 +164,10 @@ func tagRetrying(ctx context.Context, target oras.Target, desc ocispec.Descripto
 func verifyReader(r io.Reader, what string, want Binary) error {
 	vr := content.NewVerifyReader(r, ocispec.Descriptor{Digest: digest.Digest(want.Digest), Size: want.Size})
 	if _, err := io.Copy(io.Discard, vr); err != nil {
-		return exitcode.With(exitcode.Mismatch, fmt.Errorf("%s does not match ferry.lock (%s, %d bytes): %w", what, want.Digest, want.Size, err))
+		return errkind.Mark(errkind.Mismatch, fmt.Errorf("%s does not match ferry.lock (%s, %d bytes): %w", what, want.Digest, want.Size, err))
 	}
 	if err := vr.Verify(); err != nil {
-		return exitcode.With(exitcode.Mismatch, fmt.Errorf("%s does not match ferry.lock (%s, %d bytes): %w", what, want.Digest, want.Size, err))
+		return errkind.Mark(errkind.Mismatch, fmt.Errorf("%s does not match ferry.lock (%s, %d bytes): %w", what, want.Digest, want.Size, err))
 	}
 	return nil
 }
@@ -214,10 +214,10 @@ func readArtifact(ctx context.Context, src oras.ReadOnlyTarget, ref string) (*ar
 func (a *artifact) layer(ref, k string, want Binary) (ocispec.Descriptor, error) {
 	l, ok := a.layers[k]
 	if !ok {
-		return ocispec.Descriptor{}, exitcode.With(exitcode.Mismatch, fmt.Errorf("%s: %s is in ferry.lock but not in the mirror artifact %s: %w", ref, k, a.desc.Digest, errMissing))
+		return ocispec.Descriptor{}, errkind.Mark(errkind.Mismatch, fmt.Errorf("%s: %s is in ferry.lock but not in the mirror artifact %s: %w", ref, k, a.desc.Digest, errMissing))
 	}
 	if l.Digest.String() != want.Digest || l.Size != want.Size {
-		return ocispec.Descriptor{}, exitcode.With(exitcode.Mismatch, fmt.Errorf("%s: %s in the mirror is %s (%d bytes), ferry.lock has %s (%d bytes)", ref, k, l.Digest, l.Size, want.Digest, want.Size))
+		return ocispec.Descriptor{}, errkind.Mark(errkind.Mismatch, fmt.Errorf("%s: %s in the mirror is %s (%d bytes), ferry.lock has %s (%d bytes)", ref, k, l.Digest, l.Size, want.Digest, want.Size))
 	}
 	return l, nil
 }

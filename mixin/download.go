@@ -15,7 +15,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/progress"
 )
 
@@ -37,13 +37,13 @@ const (
 //
 // When prev, the existing lock entry, has the chosen version, every download
 // must match its digest and size, else Fetch fails closed with an error
-// carrying exitcode.Mismatch. To keep a locked version, pass prev.Version as
+// carrying errkind.Mismatch. To keep a locked version, pass prev.Version as
 // constraint.
 //
 // The returned entry has no Mirror: it is set once the artifact is pushed.
 func Fetch(ctx context.Context, hc *http.Client, feed *Feed, name, constraint string, platforms []string, prev *Locked, dir string) (*Locked, error) {
 	if err := CheckName(name); err != nil {
-		return nil, exitcode.With(exitcode.Usage, fmt.Errorf("mixin %q: %w", name, err))
+		return nil, errkind.Mark(errkind.BadInput, fmt.Errorf("mixin %q: %w", name, err))
 	}
 	v, err := feed.Choose(name, constraint)
 	if err != nil {
@@ -79,7 +79,7 @@ func Fetch(ctx context.Context, hc *http.Client, feed *Feed, name, constraint st
 			return nil, fmt.Errorf("mixin %s %s: %w", name, v.Version, err)
 		}
 		if w, ok := want[f.Name]; ok && (w.Digest != b.Digest || w.Size != b.Size) {
-			return nil, exitcode.With(exitcode.Mismatch, fmt.Errorf(
+			return nil, errkind.Mark(errkind.Mismatch, fmt.Errorf(
 				"mixin %s %s: %s from %s does not match ferry.lock: got %s (%d bytes), locked %s (%d bytes); the feed changed a published binary",
 				name, v.Version, f.Name, f.URL, b.Digest, b.Size, w.Digest, w.Size))
 		}
@@ -111,7 +111,7 @@ func selectFiles(v Version, platforms []string) ([]File, error) {
 		for _, p := range platforms {
 			goos, goarch, ok := strings.Cut(p, "/")
 			if !ok || goos == "" || goarch == "" || strings.Contains(goarch, "/") {
-				return nil, exitcode.With(exitcode.Usage, fmt.Errorf("platform %q is not OS/ARCH", p))
+				return nil, errkind.Mark(errkind.BadInput, fmt.Errorf("platform %q is not OS/ARCH", p))
 			}
 			f, ok := v.File(goos, goarch)
 			if !ok && goos == "darwin" && goarch == "arm64" {
@@ -147,7 +147,7 @@ func checkDropped(v Version, prev *Locked, files []File, platforms []string) err
 			continue
 		}
 		if len(platforms) == 0 || selected[k] || strings.HasSuffix(strings.TrimSuffix(k, ".exe"), "-"+RuntimeOS+"-"+RuntimeArch) {
-			return exitcode.With(exitcode.Mismatch, fmt.Errorf("mixin %s %s: %s is in ferry.lock but the feed %s no longer lists it", v.Mixin, v.Version, k, prev.Feed))
+			return errkind.Mark(errkind.Mismatch, fmt.Errorf("mixin %s %s: %s is in ferry.lock but the feed %s no longer lists it", v.Mixin, v.Version, k, prev.Feed))
 		}
 	}
 	return nil
@@ -178,7 +178,7 @@ func download(ctx context.Context, hc *http.Client, feed *Feed, f File, dir stri
 	size := int64(-1)
 	if u.Scheme == "file" {
 		if !strings.HasPrefix(feed.URL, "file:") {
-			return "", Binary{}, exitcode.With(exitcode.Usage, fmt.Errorf("%s: a feed loaded over HTTP may not link to a local file (%s)", f.Name, f.URL))
+			return "", Binary{}, errkind.Mark(errkind.BadInput, fmt.Errorf("%s: a feed loaded over HTTP may not link to a local file (%s)", f.Name, f.URL))
 		}
 		var fh *os.File
 		if fh, err = os.Open(localPath(u)); err == nil {
@@ -217,7 +217,7 @@ func download(ctx context.Context, hc *http.Client, feed *Feed, f File, dir stri
 	if err == nil && n > limit {
 		err = fmt.Errorf("the body is longer than %d bytes", limit)
 		if limit != MaxBinarySize {
-			err = exitcode.With(exitcode.Mismatch, fmt.Errorf("does not match ferry.lock: the body is longer than the %d bytes it records", limit))
+			err = errkind.Mark(errkind.Mismatch, fmt.Errorf("does not match ferry.lock: the body is longer than the %d bytes it records", limit))
 		}
 	}
 	if err != nil {
@@ -258,11 +258,11 @@ func writeVerified(r io.Reader, dir, what string, want Binary, mode os.FileMode)
 	}
 	if n > want.Size {
 		os.Remove(tmp.Name())
-		return "", exitcode.With(exitcode.Mismatch, fmt.Errorf("%s does not match ferry.lock: got more than %d bytes, locked %s (%d bytes)", what, want.Size, want.Digest, want.Size))
+		return "", errkind.Mark(errkind.Mismatch, fmt.Errorf("%s does not match ferry.lock: got more than %d bytes, locked %s (%d bytes)", what, want.Size, want.Digest, want.Size))
 	}
 	if got := sha256Digest(h); n != want.Size || got != want.Digest {
 		os.Remove(tmp.Name())
-		return "", exitcode.With(exitcode.Mismatch, fmt.Errorf("%s does not match ferry.lock: got %s (%d bytes), locked %s (%d bytes)", what, got, n, want.Digest, want.Size))
+		return "", errkind.Mark(errkind.Mismatch, fmt.Errorf("%s does not match ferry.lock: got %s (%d bytes), locked %s (%d bytes)", what, got, n, want.Digest, want.Size))
 	}
 	return tmp.Name(), nil
 }

@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/client"
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 )
 
 // DefaultFeedURL is Porter's official mixin feed.
@@ -308,11 +308,11 @@ func (f *Feed) Lookup(name, version string) (Version, bool) {
 func LoadFeed(ctx context.Context, hc *http.Client, rawURL string, allowPlainHTTP func(host string) bool) (*Feed, error) {
 	if hasUserinfo(rawURL) {
 		// Neither quoted nor parsed: a parse error would echo the password.
-		return nil, exitcode.With(exitcode.Usage, errors.New("mixin feed: credentials in feed URLs (user:password@host) are not accepted"))
+		return nil, errkind.Mark(errkind.BadInput, errors.New("mixin feed: credentials in feed URLs (user:password@host) are not accepted"))
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, exitcode.With(exitcode.Usage, fmt.Errorf("mixin feed %q: %w", rawURL, err))
+		return nil, errkind.Mark(errkind.BadInput, fmt.Errorf("mixin feed %q: %w", rawURL, err))
 	}
 	var body io.ReadCloser
 	switch u.Scheme {
@@ -327,7 +327,7 @@ func LoadFeed(ctx context.Context, hc *http.Client, rawURL string, allowPlainHTT
 			return nil, fmt.Errorf("mixin feed: %w", err)
 		}
 	default:
-		return nil, exitcode.With(exitcode.Usage, fmt.Errorf("mixin feed %q: unsupported scheme %q (want https, http or file)", rawURL, u.Scheme))
+		return nil, errkind.Mark(errkind.BadInput, fmt.Errorf("mixin feed %q: unsupported scheme %q (want https, http or file)", rawURL, u.Scheme))
 	}
 	defer body.Close()
 	f, err := ParseFeed(body, rawURL)
@@ -369,9 +369,9 @@ func checkScheme(u *url.URL, allowPlain func(host string) bool) error {
 		if client.IsLoopback(u.Host) || (allowPlain != nil && (allowPlain(u.Host) || allowPlain(u.Hostname()))) {
 			return nil
 		}
-		return exitcode.With(exitcode.Usage, fmt.Errorf("%s: refusing plain HTTP to %s, which is not loopback; pass --plain-http %s to allow it", u, u.Host, u.Host))
+		return errkind.Mark(errkind.BadInput, fmt.Errorf("%s: refusing plain HTTP to %s, which is not loopback; pass --plain-http %s to allow it", u, u.Host, u.Host))
 	default:
-		return exitcode.With(exitcode.Usage, fmt.Errorf("%s: unsupported scheme %q", u, u.Scheme))
+		return errkind.Mark(errkind.BadInput, fmt.Errorf("%s: unsupported scheme %q", u, u.Scheme))
 	}
 }
 

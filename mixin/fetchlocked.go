@@ -7,20 +7,20 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 )
 
 // FetchLocked downloads every binary of locked from the URL the lock
 // records for it into dir, named by file name, without reading the feed.
 // Every download is streamed, hashed on the way and checked against the
 // lock; a binary whose digest or size differs fails closed with an error
-// carrying exitcode.Mismatch that names the file. A file dir already holds
+// carrying errkind.Mismatch that names the file. A file dir already holds
 // with the locked digest and size is kept without downloading it again.
 // Files are renamed into place only when every binary verified, so a
 // failure adds nothing to dir. allowPlainHTTP is as for LoadFeed.
 func FetchLocked(ctx context.Context, hc *http.Client, locked *Locked, dir string, allowPlainHTTP func(host string) bool) error {
 	if err := locked.Validate(); err != nil {
-		return exitcode.With(exitcode.Usage, err)
+		return errkind.Mark(errkind.BadInput, err)
 	}
 	what := "mixin " + locked.Name + " " + locked.Version
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -46,7 +46,7 @@ func FetchLocked(ctx context.Context, hc *http.Client, locked *Locked, dir strin
 			continue
 		}
 		if want.URL == "" {
-			return exitcode.With(exitcode.Usage, fmt.Errorf("%s: %s: ferry.lock records no download URL", what, k))
+			return errkind.Mark(errkind.BadInput, fmt.Errorf("%s: %s: ferry.lock records no download URL", what, k))
 		}
 		j := &job{key: k}
 		jobs = append(jobs, j)
@@ -56,7 +56,7 @@ func FetchLocked(ctx context.Context, hc *http.Client, locked *Locked, dir strin
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		if got.Digest != want.Digest || got.Size != want.Size {
-			return exitcode.With(exitcode.Mismatch, fmt.Errorf(
+			return errkind.Mark(errkind.Mismatch, fmt.Errorf(
 				"%s: %s from %s does not match ferry.lock: got %s (%d bytes), locked %s (%d bytes); the feed changed a published binary",
 				what, k, want.URL, got.Digest, got.Size, want.Digest, want.Size))
 		}

@@ -11,7 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ferryhq/ferry"
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 )
@@ -130,7 +130,7 @@ type settings struct {
 // CheckSections validates the format's keys of m: every `mixins` entry
 // has a safe name and a usable feed URL, one name is not given two feeds,
 // every platform is OS/ARCH, and `bundleMixins` is a boolean. Every error
-// carries exitcode.BadInput and names the key.
+// is marked errkind.BadInput and names the key.
 func (Format) CheckSections(m *mirrorset.MirrorSet) error {
 	_, err := readSettings(m)
 	return err
@@ -142,41 +142,41 @@ func readSettings(m *mirrorset.MirrorSet) (*settings, error) {
 		return s, nil
 	}
 	if _, err := m.Section(KeyMixins, &s.entries); err != nil {
-		return nil, exitcode.With(exitcode.Usage, err)
+		return nil, errkind.Mark(errkind.BadInput, err)
 	}
 	if _, err := m.Section(KeyPlatforms, &s.platforms); err != nil {
-		return nil, exitcode.With(exitcode.Usage, err)
+		return nil, errkind.Mark(errkind.BadInput, err)
 	}
 	if _, err := m.Section(KeyBundleMixins, &s.bundles); err != nil {
-		return nil, exitcode.With(exitcode.Usage, err)
+		return nil, errkind.Mark(errkind.BadInput, err)
 	}
 	var pl PorterLockInput
 	if ok, err := m.Beside.Decode(KeyPorterLock, &pl); err != nil {
-		return nil, exitcode.With(exitcode.Usage, fmt.Errorf("%s: %w", PorterLockFile, err))
+		return nil, errkind.Markf(errkind.BadInput, "%s: %w", PorterLockFile, err)
 	} else if ok {
 		s.porterLock = &pl
 	}
 	feeds := map[string]string{}
 	for i, e := range s.entries {
 		if err := CheckName(e.Name); err != nil {
-			return nil, exitcode.BadInput("%s[%d]: invalid name %q: %w", KeyMixins, i, e.Name, err)
+			return nil, errkind.Markf(errkind.BadInput, "%s[%d]: invalid name %q: %w", KeyMixins, i, e.Name, err)
 		}
 		f := strings.TrimSpace(e.Feed)
 		if f == "" {
 			continue
 		}
 		if err := checkFeedURL(f); err != nil {
-			return nil, exitcode.BadInput("%s[%d] (%s): feed: %w", KeyMixins, i, e.Name, err)
+			return nil, errkind.Markf(errkind.BadInput, "%s[%d] (%s): feed: %w", KeyMixins, i, e.Name, err)
 		}
 		if old, ok := feeds[e.Name]; ok && old != f {
-			return nil, exitcode.BadInput("mixin %s is given two feeds, %s and %s: give one", e.Name, old, f)
+			return nil, errkind.Markf(errkind.BadInput, "mixin %s is given two feeds, %s and %s: give one", e.Name, old, f)
 		}
 		feeds[e.Name] = f
 	}
 	for _, p := range s.platforms {
 		goos, goarch, ok := strings.Cut(p, "/")
 		if !ok || !isWord(goos) || !isWord(goarch) {
-			return nil, exitcode.BadInput("%s: %q is not OS/ARCH", KeyPlatforms, p)
+			return nil, errkind.Markf(errkind.BadInput, "%s: %q is not OS/ARCH", KeyPlatforms, p)
 		}
 	}
 	return s, nil
@@ -223,10 +223,10 @@ func FromLock(l *lock.Lock) ([]Locked, error) {
 	}
 	var out []Locked
 	if _, err := l.Section(KeyMixins, &out); err != nil {
-		return nil, exitcode.With(exitcode.Usage, err)
+		return nil, errkind.Mark(errkind.BadInput, err)
 	}
 	if err := validateLocked(out); err != nil {
-		return nil, exitcode.BadInput("lock %s: %w", KeyMixins, err)
+		return nil, errkind.Markf(errkind.BadInput, "lock %s: %w", KeyMixins, err)
 	}
 	return out, nil
 }

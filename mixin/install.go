@@ -10,7 +10,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 )
 
 // InstallPorterHome installs the mixin of locked into porterHome from its
@@ -28,7 +28,7 @@ import (
 // refused.
 func InstallPorterHome(ctx context.Context, src oras.ReadOnlyTarget, locked *Locked, porterHome, goos, goarch string) error {
 	if err := locked.Validate(); err != nil {
-		return exitcode.With(exitcode.Usage, err)
+		return errkind.Mark(errkind.BadInput, err)
 	}
 	return installBinaries(ctx, src, locked, porterHome, []string{"mixins", locked.Name}, locked.Name+"-runtime", goos, goarch)
 }
@@ -47,11 +47,11 @@ func InstallPorterHome(ctx context.Context, src oras.ReadOnlyTarget, locked *Loc
 // porterHome, as path elements.
 func InstallVersioned(ctx context.Context, src oras.ReadOnlyTarget, locked *Locked, porterHome, goos, goarch string) ([]string, error) {
 	if err := locked.Validate(); err != nil {
-		return nil, exitcode.With(exitcode.Usage, err)
+		return nil, errkind.Mark(errkind.BadInput, err)
 	}
 	rel, err := VersionDir(locked)
 	if err != nil {
-		return nil, exitcode.With(exitcode.Usage, err)
+		return nil, errkind.Mark(errkind.BadInput, err)
 	}
 	if err := installBinaries(ctx, src, locked, porterHome, rel, BinaryName(locked.Name, RuntimeOS, RuntimeArch), goos, goarch); err != nil {
 		return nil, err
@@ -82,15 +82,15 @@ func installBinaries(ctx context.Context, src oras.ReadOnlyTarget, locked *Locke
 	}
 	mixinDir, err := SafeJoin(porterHome, rel...)
 	if err != nil {
-		return exitcode.With(exitcode.Usage, fmt.Errorf("%s: %w", what, err))
+		return errkind.Mark(errkind.BadInput, fmt.Errorf("%s: %w", what, err))
 	}
 	clientPath, err := SafeJoin(mixinDir, clientFile)
 	if err != nil {
-		return exitcode.With(exitcode.Usage, fmt.Errorf("%s: %w", what, err))
+		return errkind.Mark(errkind.BadInput, fmt.Errorf("%s: %w", what, err))
 	}
 	runtimePath, err := SafeJoin(mixinDir, "runtimes", runtimeFile)
 	if err != nil {
-		return exitcode.With(exitcode.Usage, fmt.Errorf("%s: %w", what, err))
+		return errkind.Mark(errkind.BadInput, fmt.Errorf("%s: %w", what, err))
 	}
 
 	ref, err := artifactRef(locked)

@@ -11,7 +11,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/ferryhq/ferry"
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/progress"
@@ -206,7 +206,7 @@ func isFeedURL(raw string) bool {
 // download directory, hashed on the way: nothing is written to the working
 // directory. A binary of a version prev already locks must match it, and
 // a binary a requesting bundle records a digest for must match that
-// digest; otherwise the error carries exitcode.Mismatch and names the
+// digest; otherwise the error carries errkind.Mismatch and names the
 // file (and the bundle). Mirror locations in prev are kept for entries
 // whose binaries did not change.
 func (f Format) Lock(ctx context.Context, run *ferry.Run, in *mirrorset.MirrorSet, g *resolve.Graph, l, prev *lock.Lock) error {
@@ -297,7 +297,7 @@ func (f Format) Lock(ctx context.Context, run *ferry.Run, in *mirrorset.MirrorSe
 		old := findLocked(prevLocked, gr.name, gr.version)
 		sub, err := SafeJoin(dir, gr.name, gr.version)
 		if err != nil {
-			return exitcode.With(exitcode.Usage, fmt.Errorf("mixin %s %s: %w", gr.name, gr.version, err))
+			return errkind.Mark(errkind.BadInput, fmt.Errorf("mixin %s %s: %w", gr.name, gr.version, err))
 		}
 		// The version is already chosen: pass it as the constraint.
 		locked, err := Fetch(ctx, hc, feeds[gr.feed], gr.name, gr.version, s.platforms, old, sub)
@@ -389,7 +389,7 @@ func (f *Feed) addBase(r Request) error {
 		goos, goarch, _ := ParseBinaryName(r.Name, k)
 		u, err := url.JoinPath(r.Feed, r.Constraint, k)
 		if err != nil {
-			return exitcode.BadInput("%s: mixin %s: url %q: %w", r.From, r.Name, r.Feed, err)
+			return errkind.Markf(errkind.BadInput, "%s: mixin %s: url %q: %w", r.From, r.Name, r.Feed, err)
 		}
 		v.Files = append(v.Files, File{Name: k, OS: goos, Arch: goarch, URL: u})
 	}
@@ -420,7 +420,7 @@ func checkRecorded(l *Locked, rec Recorded) error {
 			if in == "" {
 				in = "the bundle"
 			}
-			return exitcode.Mismatchf("%s: mixin %s %s: binary %s is %s in %s, but %s downloads as %s",
+			return errkind.Markf(errkind.Mismatch, "%s: mixin %s %s: binary %s is %s in %s, but %s downloads as %s",
 				rec.From, l.Name, l.Version, k, want, in, got.URL, got.Digest)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/ferryhq/ferry/client"
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/relocate"
 )
@@ -60,14 +60,14 @@ func StagePorterHome(ctx context.Context, c *client.Client, l *lock.Lock, mirror
 		return nil, err
 	}
 	if len(locked) == 0 {
-		return nil, exitcode.BadInput("--porter-home: the lock has no mixins to install")
+		return nil, errkind.Markf(errkind.BadInput, "--porter-home: the lock has no mixins to install")
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, exitcode.BadInput("--porter-home %s: %w", dir, err)
+		return nil, errkind.Markf(errkind.BadInput, "--porter-home %s: %w", dir, err)
 	}
 	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
-		return nil, exitcode.BadInput("--porter-home %s is not a directory", dir)
+		return nil, errkind.Markf(errkind.BadInput, "--porter-home %s is not a directory", dir)
 	}
 	highest := highestPerName(locked)
 	// Check every lock entry, and where it lives, before downloading.
@@ -84,18 +84,18 @@ func StagePorterHome(ctx context.Context, c *client.Client, l *lock.Lock, mirror
 	for _, m := range locked {
 		repo, _, err := location(&m, mirror)
 		if err != nil {
-			return nil, exitcode.With(exitcode.Usage, err)
+			return nil, errkind.Mark(errkind.BadInput, err)
 		}
 		if repo == "" {
-			return nil, exitcode.BadInput("mixin %s %s has no mirror in the lock: run ferry mirror first, or pass --mirror", m.Name, m.Version)
+			return nil, errkind.Markf(errkind.BadInput, "mixin %s %s has no mirror in the lock: run ferry mirror first, or pass --mirror", m.Name, m.Version)
 		}
 		rel, err := VersionDir(&m)
 		if err != nil {
-			return nil, exitcode.With(exitcode.Usage, err)
+			return nil, errkind.Mark(errkind.BadInput, err)
 		}
 		if names[rel[1]] {
 			// mixins/SOURCE would be swapped out with mixins/NAME.
-			return nil, exitcode.BadInput("mixin %s %s: its source directory mixins/%s is also the name of a mixin", m.Name, m.Version, rel[1])
+			return nil, errkind.Markf(errkind.BadInput, "mixin %s %s: its source directory mixins/%s is also the name of a mixin", m.Name, m.Version, rel[1])
 		}
 		jobs = append(jobs, job{m: m, repo: repo, flat: isHighest(highest, m)})
 	}
@@ -209,7 +209,7 @@ func (p *PorterHome) Commit() error {
 		src := filepath.Join(append([]string{p.staging}, rel...)...)
 		dst, err := SafeJoin(p.Dir, rel...)
 		if err != nil {
-			return exitcode.With(exitcode.Usage, err)
+			return errkind.Mark(errkind.BadInput, err)
 		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return fmt.Errorf("--porter-home: %w", err)

@@ -8,7 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 )
@@ -90,10 +90,10 @@ func NewPorterLock(locked []Locked) (*PorterLock, error) {
 	for i := range locked {
 		m := &locked[i]
 		if err := m.Validate(); err != nil {
-			return nil, exitcode.With(exitcode.Usage, err)
+			return nil, errkind.Mark(errkind.BadInput, err)
 		}
 		if old, ok := pl.Mixins[m.Name]; ok {
-			return nil, exitcode.BadInput("%s: mixin %s is locked at %s and %s, and a bundle uses one version of a mixin", PorterLockFile, m.Name, old.Version, m.Version)
+			return nil, errkind.Markf(errkind.BadInput, "%s: mixin %s is locked at %s and %s, and a bundle uses one version of a mixin", PorterLockFile, m.Name, old.Version, m.Version)
 		}
 		e := PorterLockMixin{Source: m.Feed, URL: m.BaseURL(), Version: m.Version, Binaries: map[string]PorterLockBinary{}}
 		for k, b := range m.Binaries {

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/ferryhq/ferry"
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/relocate"
 )
@@ -43,10 +43,10 @@ func (Format) PrepareFrom(ctx context.Context, run *ferry.Run, l *lock.Lock, fro
 		m := &locked[i]
 		repo, ref, err := location(m, from)
 		if err != nil {
-			return nil, exitcode.With(exitcode.Usage, err)
+			return nil, errkind.Mark(errkind.BadInput, err)
 		}
 		if repo == "" {
-			return nil, exitcode.With(exitcode.Usage, fmt.Errorf("mixin %s %s: %w (mirror: %q)", m.Name, m.Version, ErrNoMirror, m.Mirror))
+			return nil, errkind.Mark(errkind.BadInput, fmt.Errorf("mixin %s %s: %w (mirror: %q)", m.Name, m.Version, ErrNoMirror, m.Mirror))
 		}
 		origins[i] = origin{repo, ref}
 	}
@@ -66,7 +66,7 @@ func (Format) PrepareFrom(ctx context.Context, run *ferry.Run, l *lock.Lock, fro
 		}
 		sub, err := SafeJoin(base, m.Name, m.Version)
 		if err != nil {
-			return nil, exitcode.With(exitcode.Usage, fmt.Errorf("mixin %s %s: %w", m.Name, m.Version, err))
+			return nil, errkind.Mark(errkind.BadInput, fmt.Errorf("mixin %s %s: %w", m.Name, m.Version, err))
 		}
 		if err := Pull(ctx, src, origins[i].ref, m, sub); err != nil {
 			return nil, fmt.Errorf("copying mixin %s %s from %s: %w", m.Name, m.Version, origins[i].repo, err)
@@ -124,7 +124,7 @@ var sectionMirrors = lock.SectionMirrors{
 				continue
 			}
 			if _, _, err := location(&Locked{Name: m.Name, Version: m.Version, Mirror: mirror}, nil); err != nil {
-				return exitcode.With(exitcode.Usage, err)
+				return errkind.Mark(errkind.BadInput, err)
 			}
 			m.Mirror = mirror
 			changed = true

@@ -7,7 +7,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 )
 
 // Choose picks the version of mixin name that constraint selects:
@@ -36,7 +36,7 @@ func (f *Feed) Choose(name, constraint string) (Version, error) {
 	} else {
 		sc, err := semver.NewConstraint(c)
 		if err != nil {
-			return Version{}, exitcode.With(exitcode.Usage, fmt.Errorf("mixin %s: invalid version constraint %q: %w", name, constraint, err))
+			return Version{}, errkind.Mark(errkind.BadInput, fmt.Errorf("mixin %s: invalid version constraint %q: %w", name, constraint, err))
 		}
 		match = sc.Check
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/client"
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/progress"
 	"github.com/ferryhq/ferry/relocate"
@@ -31,7 +31,7 @@ func Repo(to relocate.Mapping, name string) string {
 // the lock records, into the run's download directory (binaries Lock
 // already downloaded in this run are not fetched twice), and checks each
 // against the lock: a binary whose digest or size differs fails closed
-// (the error carries exitcode.Mismatch and names the file). Nothing is
+// (the error carries errkind.Mismatch and names the file). Nothing is
 // pushed yet: the returned Transfer pushes or archives them.
 func (Format) Prepare(ctx context.Context, run *ferry.Run, l *lock.Lock) (ferry.Transfer, error) {
 	locked, err := FromLock(l)
@@ -54,7 +54,7 @@ func (Format) Prepare(ctx context.Context, run *ferry.Run, l *lock.Lock) (ferry.
 		if err == nil {
 			err = FetchLocked(ctx, hc, m, sub, allowPlainHTTP)
 		} else {
-			err = exitcode.With(exitcode.Usage, fmt.Errorf("mixin %s %s: %w", m.Name, m.Version, err))
+			err = errkind.Mark(errkind.BadInput, fmt.Errorf("mixin %s %s: %w", m.Name, m.Version, err))
 		}
 		if err != nil {
 			return nil, err
@@ -142,7 +142,7 @@ func (b *batch) Archive(ctx context.Context, store *oci.Store) error {
 
 // Import copies the mixin artifacts of an archive into the mirror, after
 // checking that each holds exactly the binaries the archived lock l names
-// (else exitcode.Mismatch), and records REPO@DIGEST in l's
+// (else errkind.Mismatch), and records REPO@DIGEST in l's
 // mixins[].mirror.
 func (Format) Import(ctx context.Context, run *ferry.Run, store *oci.ReadOnlyStore, l *lock.Lock, to relocate.Mapping) ([]ferry.Moved, error) {
 	locked, err := FromLock(l)
@@ -158,7 +158,7 @@ func (Format) Import(ctx context.Context, run *ferry.Run, store *oci.ReadOnlySto
 		}
 		desc, err := store.Resolve(ctx, archiveName(m.Name, tag))
 		if errors.Is(err, errdef.ErrNotFound) {
-			return nil, exitcode.Mismatchf("mixin %s %s: the archive does not hold it", m.Name, m.Version)
+			return nil, errkind.Markf(errkind.Mismatch, "mixin %s %s: the archive does not hold it", m.Name, m.Version)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("mixin %s %s: %w", m.Name, m.Version, err)
@@ -197,20 +197,20 @@ func checkArchived(ctx context.Context, store *oci.ReadOnlyStore, desc ocispec.D
 	}
 	var man ocispec.Manifest
 	if err := json.Unmarshal(raw, &man); err != nil {
-		return exitcode.Mismatchf("mixin %s %s: the archived artifact is not an image manifest: %w", m.Name, m.Version, err)
+		return errkind.Markf(errkind.Mismatch, "mixin %s %s: the archived artifact is not an image manifest: %w", m.Name, m.Version, err)
 	}
 	seen := map[string]bool{}
 	for _, layer := range man.Layers {
 		title := layer.Annotations[ocispec.AnnotationTitle]
 		b, ok := m.Binaries[title]
 		if !ok || b.Digest != layer.Digest.String() || b.Size != layer.Size {
-			return exitcode.Mismatchf("mixin %s %s: archived binary %q (%s, %d bytes) does not match the lock", m.Name, m.Version, title, layer.Digest, layer.Size)
+			return errkind.Markf(errkind.Mismatch, "mixin %s %s: archived binary %q (%s, %d bytes) does not match the lock", m.Name, m.Version, title, layer.Digest, layer.Size)
 		}
 		seen[title] = true
 	}
 	for _, name := range m.Keys() {
 		if !seen[name] {
-			return exitcode.Mismatchf("mixin %s %s: the archive lacks binary %s", m.Name, m.Version, name)
+			return errkind.Markf(errkind.Mismatch, "mixin %s %s: the archive lacks binary %s", m.Name, m.Version, name)
 		}
 	}
 	return nil

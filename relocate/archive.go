@@ -20,7 +20,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/ferryhq/ferry/client"
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/progress"
 )
@@ -224,7 +224,7 @@ func ReadArchiveLockSigned(path string) (*lock.Lock, []byte, []byte, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, nil, exitcode.BadInput("archive: %w", err)
+		return nil, nil, nil, errkind.Markf(errkind.BadInput, "archive: %w", err)
 	}
 	defer f.Close()
 	var data, sig []byte
@@ -236,20 +236,20 @@ func ReadArchiveLockSigned(path string) (*lock.Lock, []byte, []byte, error) {
 			break
 		}
 		if err != nil {
-			return nil, nil, nil, exitcode.BadInput("archive %s: %w", path, err)
+			return nil, nil, nil, errkind.Markf(errkind.BadInput, "archive %s: %w", path, err)
 		}
 		name, err := archiveEntryName(h.Name)
 		if err != nil {
-			return nil, nil, nil, exitcode.BadInput("archive %s: %w", path, err)
+			return nil, nil, nil, errkind.Markf(errkind.BadInput, "archive %s: %w", path, err)
 		}
 		if seen[name] {
-			return nil, nil, nil, exitcode.BadInput("archive %s: entry %q appears more than once: refusing an archive whose content depends on which copy is read", path, h.Name)
+			return nil, nil, nil, errkind.Markf(errkind.BadInput, "archive %s: entry %q appears more than once: refusing an archive whose content depends on which copy is read", path, h.Name)
 		}
 		seen[name] = true
 		if name == ArchiveLockSigFile {
 			// A signature is base64 of a few hundred bytes.
 			if h.Size > 64<<10 {
-				return nil, nil, nil, exitcode.BadInput("archive %s: entry \"%s\" is %d bytes, not a cosign signature", path, ArchiveLockSigFile, h.Size)
+				return nil, nil, nil, errkind.Markf(errkind.BadInput, "archive %s: entry \"%s\" is %d bytes, not a cosign signature", path, ArchiveLockSigFile, h.Size)
 			}
 			if sig, err = io.ReadAll(tr); err != nil {
 				return nil, nil, nil, fmt.Errorf("archive %s: %w", path, err)
@@ -260,18 +260,18 @@ func ReadArchiveLockSigned(path string) (*lock.Lock, []byte, []byte, error) {
 			continue
 		}
 		if h.Size > lock.MaxFileSize {
-			return nil, nil, nil, exitcode.BadInput("archive %s: entry \"%s\" is %d bytes, over the %d bytes a lock may have", path, ArchiveLockFile, h.Size, lock.MaxFileSize)
+			return nil, nil, nil, errkind.Markf(errkind.BadInput, "archive %s: entry \"%s\" is %d bytes, over the %d bytes a lock may have", path, ArchiveLockFile, h.Size, lock.MaxFileSize)
 		}
 		if data, err = io.ReadAll(tr); err != nil {
 			return nil, nil, nil, fmt.Errorf("archive %s: %w", path, err)
 		}
 	}
 	if data == nil {
-		return nil, nil, nil, exitcode.BadInput("archive %s holds no %s: it was not written by ferry mirror --to-archive", path, ArchiveLockFile)
+		return nil, nil, nil, errkind.Markf(errkind.BadInput, "archive %s holds no %s: it is not an archive ferry mirror wrote", path, ArchiveLockFile)
 	}
 	l, err := lock.Parse(data)
 	if err != nil {
-		return nil, nil, nil, exitcode.BadInput("archive %s: %s: %w", path, ArchiveLockFile, err)
+		return nil, nil, nil, errkind.Markf(errkind.BadInput, "archive %s: %s: %w", path, ArchiveLockFile, err)
 	}
 	return l, data, sig, nil
 }
@@ -375,7 +375,7 @@ func FromArchiveChecked(ctx context.Context, path string, opts Options, check Lo
 			rep.PackageDone(p.Source, err)
 			switch {
 			case errors.Is(err, errdef.ErrNotFound):
-				errs[i] = exitcode.Mismatchf("importing %s: the archive lacks content the lock names: %w", p.Source, err)
+				errs[i] = errkind.Markf(errkind.Mismatch, "importing %s: the archive lacks content the lock names: %w", p.Source, err)
 			case err != nil:
 				errs[i] = fmt.Errorf("importing %s: %w", p.Source, err)
 			default:

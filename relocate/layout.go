@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/ociref"
@@ -126,5 +126,5 @@ func (m Mapping) CheckLayout(l *lock.Lock, rules []format.Format) error {
 	} else {
 		b.WriteString("\nno mirror prefix keeps them working: mirror these packages to a registry of their own")
 	}
-	return exitcode.With(exitcode.Usage, &brokenLayoutError{msg: b.String()})
+	return errkind.Mark(errkind.BadInput, &brokenLayoutError{msg: b.String()})
 }

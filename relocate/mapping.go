@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/ferryhq/ferry/errkind"
-	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/ociref"
@@ -77,26 +76,26 @@ func (m Mapping) WithFormats(formats []format.Format) Mapping {
 func ParseMapping(to string) (Mapping, error) {
 	to = strings.TrimSuffix(strings.TrimSpace(to), "/")
 	if to == "" {
-		return Mapping{}, exitcode.BadInput("no mirror given: pass --to HOST[/PREFIX]")
+		return Mapping{}, errkind.Markf(errkind.BadInput, "no mirror given: want HOST[/PREFIX]")
 	}
 	if host, _, _ := strings.Cut(to, "/"); strings.Contains(host, "@") {
 		// Never quote to: it holds a password.
-		return Mapping{}, exitcode.BadInput("mirror: registry references must not contain credentials (user:password@host); use ferry login or --registry-config instead")
+		return Mapping{}, errkind.Markf(errkind.BadInput, "mirror: registry references must not contain credentials (user:password@host); use ferry login or a docker config.json instead")
 	}
 	if strings.Contains(to, "://") {
-		return Mapping{}, exitcode.BadInput("mirror %q: write HOST[/PREFIX] without a URL scheme", to)
+		return Mapping{}, errkind.Markf(errkind.BadInput, "mirror %q: write HOST[/PREFIX] without a URL scheme", to)
 	}
 	host, prefix, _ := strings.Cut(to, "/")
 	if !ociref.IsRegistry(host) {
-		return Mapping{}, exitcode.BadInput("mirror %q: %q is not a registry host (it needs a '.' or ':' or to be localhost)", to, host)
+		return Mapping{}, errkind.Markf(errkind.BadInput, "mirror %q: %q is not a registry host (it needs a '.' or ':' or to be localhost)", to, host)
 	}
 	if i := strings.IndexAny(prefix, ":@"); i >= 0 {
-		return Mapping{}, exitcode.BadInput("mirror %q: --to and --mirror take HOST[/PREFIX], where repositories land, not a reference with a tag or digest (%q)", to, prefix[i:])
+		return Mapping{}, errkind.Markf(errkind.BadInput, "mirror %q: a mirror is HOST[/PREFIX], where repositories land, not a reference with a tag or digest (%q)", to, prefix[i:])
 	}
 	// The prefix must be the start of a valid repository path: it is
 	// checked with a repository under it, a name never shown to the user.
 	if _, err := ociref.Parse(to + "/x"); err != nil {
-		return Mapping{}, exitcode.BadInput("mirror %q: %q is not a valid repository prefix (lowercase letters, digits and the separators . _ - between path components /)", to, prefix)
+		return Mapping{}, errkind.Markf(errkind.BadInput, "mirror %q: %q is not a valid repository prefix (lowercase letters, digits and the separators . _ - between path components /)", to, prefix)
 	}
 	return Mapping{Host: host, Prefix: prefix}, nil
 }
@@ -141,7 +140,7 @@ func (m Mapping) Check(sources []string) error {
 		return nil
 	}
 	sort.Strings(clashes)
-	return exitcode.BadInput("mirror layout %s maps several sources to one repository, nothing was copied:\n  %s", m, strings.Join(clashes, "\n  "))
+	return errkind.Markf(errkind.BadInput, "mirror layout %s maps several sources to one repository, nothing was copied:\n  %s", m, strings.Join(clashes, "\n  "))
 }
 
 // checkDestination checks, before anything is copied, that opts.To maps

@@ -18,7 +18,7 @@ func TestParseMappingMessages(t *testing.T) {
 	}{
 		{to: "registry.internal/mirror/", mapping: "registry.internal/mirror"},
 		{to: "127.0.0.1:5000", mapping: "127.0.0.1:5000"},
-		{to: "registry.internal/repo:tag", want: `mirror "registry.internal/repo:tag": --to and --mirror take HOST[/PREFIX], where repositories land, not a reference with a tag or digest (":tag")`},
+		{to: "registry.internal/repo:tag", want: `mirror "registry.internal/repo:tag": a mirror is HOST[/PREFIX], where repositories land, not a reference with a tag or digest (":tag")`},
 		{to: "registry.internal/repo@sha256:abc", want: `not a reference with a tag or digest ("@sha256:abc")`},
 		{to: "127.0.0.1:5000/Mirror", want: `mirror "127.0.0.1:5000/Mirror": "Mirror" is not a valid repository prefix`},
 		{to: "registry.internal/a//b", want: `"a//b" is not a valid repository prefix`},

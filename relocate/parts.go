@@ -19,7 +19,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content/oci"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/lock"
 )
 
@@ -200,11 +200,11 @@ func writeParts(dir, stageDir, dest string, lockData, sig []byte, since string, 
 	} else {
 		room := maxSize - fixed
 		if room <= 0 {
-			return nil, exitcode.BadInput("--max-size %d bytes leaves no room for blobs: each part carries the lock, its signature and index.json (%d bytes)", maxSize, fixed)
+			return nil, &PartSizeError{Msg: fmt.Sprintf("a part size of %d bytes leaves no room for blobs: each part carries the lock, its signature and index.json (%d bytes)", maxSize, fixed)}
 		}
 		for _, b := range blobs {
 			if tarCost(b.size) > room {
-				return nil, exitcode.BadInput("blob %s is %d bytes: it does not fit in one part of --max-size %d bytes (%d bytes are left beside the lock and index); nothing was written", strings.TrimPrefix(strings.ReplaceAll(b.name, "/", ":"), "blobs:"), b.size, maxSize, room)
+				return nil, &PartSizeError{Msg: fmt.Sprintf("blob %s is %d bytes: it does not fit in one part of %d bytes (%d bytes are left beside the lock and index); nothing was written", strings.TrimPrefix(strings.ReplaceAll(b.name, "/", ":"), "blobs:"), b.size, maxSize, room)}
 			}
 		}
 		// First fit, largest first.
@@ -272,7 +272,7 @@ func writeParts(dir, stageDir, dest string, lockData, sig []byte, since string, 
 			return nil, err
 		}
 		if maxSize > 0 && info.Size() > maxSize {
-			return nil, fmt.Errorf("part %d of %s is %d bytes, over --max-size %d: this is a bug in ferry", k+1, dest, info.Size(), maxSize)
+			return nil, fmt.Errorf("part %d of %s is %d bytes, over the part size %d: this is a bug in ferry", k+1, dest, info.Size(), maxSize)
 		}
 		partials = append(partials, partial)
 		res.Sizes = append(res.Sizes, info.Size())
@@ -400,3 +400,13 @@ func (a *Archive) Close() error {
 	a.files = nil
 	return errors.Join(errs...)
 }
+
+// PartSizeError is an archive part size (ArchiveOptions.MaxSize) too
+// small for what a part must carry; nothing was written. It is bad input;
+// the caller names the setting.
+type PartSizeError struct{ Msg string }
+
+func (e *PartSizeError) Error() string { return e.Msg }
+
+// Is makes a PartSizeError bad input (errkind.BadInput).
+func (e *PartSizeError) Is(target error) bool { return target == errkind.BadInput }

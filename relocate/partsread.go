@@ -19,7 +19,7 @@ import (
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/content/oci"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/lock"
 )
 
@@ -58,11 +58,11 @@ func OpenArchive(ctx context.Context, path string) (*Archive, error) {
 	if p.meta.Parts > 1 {
 		m := partRE.FindStringSubmatch(first)
 		if m == nil {
-			return nil, exitcode.BadInput("archive %s is part %d of %d of a split archive: give the parts by the names they were written with (NAME.partK.tar)", first, p.meta.Part, p.meta.Parts)
+			return nil, errkind.Markf(errkind.BadInput, "archive %s is part %d of %d of a split archive: give the parts by the names they were written with (NAME.partK.tar)", first, p.meta.Part, p.meta.Parts)
 		}
 		base := m[1] + ".tar"
 		if m[2] != strconv.Itoa(p.meta.Part) {
-			return nil, exitcode.Mismatchf("archive %s says it is part %d: its name does not match", first, p.meta.Part)
+			return nil, errkind.Markf(errkind.Mismatch, "archive %s says it is part %d: its name does not match", first, p.meta.Part)
 		}
 		for k := 1; k <= p.meta.Parts; k++ {
 			name := PartPath(base, k)
@@ -70,7 +70,7 @@ func OpenArchive(ctx context.Context, path string) (*Archive, error) {
 				continue
 			}
 			if _, err := os.Stat(name); errors.Is(err, fs.ErrNotExist) {
-				return nil, exitcode.BadInput("archive %s: part %d of %d, %s, is missing", base, k, p.meta.Parts, name)
+				return nil, errkind.Markf(errkind.BadInput, "archive %s: part %d of %d, %s, is missing", base, k, p.meta.Parts, name)
 			}
 			q, err := readPart(name, fsys)
 			if err != nil {
@@ -83,7 +83,7 @@ func OpenArchive(ctx context.Context, path string) (*Archive, error) {
 			parts[k] = q
 		}
 		if extra := PartPath(base, p.meta.Parts+1); fileExists(extra) {
-			return nil, exitcode.Mismatchf("archive %s has %d parts, but %s is there too: it belongs to another archive; remove it", base, p.meta.Parts, extra)
+			return nil, errkind.Markf(errkind.Mismatch, "archive %s has %d parts, but %s is there too: it belongs to another archive; remove it", base, p.meta.Parts, extra)
 		}
 	}
 	for k := 1; k <= max(p.meta.Parts, 1); k++ {
@@ -92,13 +92,13 @@ func OpenArchive(ctx context.Context, path string) (*Archive, error) {
 		}
 	}
 	if a.Lock, err = lock.Parse(a.LockData); err != nil {
-		return nil, exitcode.BadInput("archive %s: %s: %w", first, ArchiveLockFile, err)
+		return nil, errkind.Markf(errkind.BadInput, "archive %s: %s: %w", first, ArchiveLockFile, err)
 	}
 	// One tar's lock is checked by its signature (LockCheck) and by what
 	// it names; the parts of a split archive must hold the lock their
 	// ferry-archive.json records.
 	if a.Meta.Parts > 1 && digest.FromBytes(a.LockData).String() != a.Meta.Lock {
-		return nil, exitcode.Mismatchf("archive %s: %s does not match the lock digest %s its %s records", first, ArchiveLockFile, a.Meta.Lock, ArchiveMetaFile)
+		return nil, errkind.Markf(errkind.Mismatch, "archive %s: %s does not match the lock digest %s its %s records", first, ArchiveLockFile, a.Meta.Lock, ArchiveMetaFile)
 	}
 	idx, err := json.Marshal(fsys.index)
 	if err != nil {
@@ -112,9 +112,9 @@ func OpenArchive(ctx context.Context, path string) (*Archive, error) {
 	}
 	if a.Store, err = oci.NewFromFS(ctx, fsys); err != nil {
 		if errors.Is(err, content.ErrMismatchedDigest) {
-			return nil, exitcode.Mismatchf("archive %s: a manifest does not match its digest, the archive was changed: %w", first, err)
+			return nil, errkind.Markf(errkind.Mismatch, "archive %s: a manifest does not match its digest, the archive was changed: %w", first, err)
 		}
-		return nil, exitcode.BadInput("archive %s is not an OCI layout: %w", first, err)
+		return nil, errkind.Markf(errkind.BadInput, "archive %s is not an OCI layout: %w", first, err)
 	}
 	ok = true
 	return a, nil
@@ -124,13 +124,13 @@ func OpenArchive(ctx context.Context, path string) (*Archive, error) {
 func samePart(q, p *part, k int) error {
 	switch {
 	case q.meta.Lock != p.meta.Lock || q.meta.Since != p.meta.Since || !bytes.Equal(q.lock, p.lock):
-		return exitcode.Mismatchf("archive part %s holds another lock (%s) than %s (%s): the parts are not of one archive", q.path, q.meta.Lock, p.path, p.meta.Lock)
+		return errkind.Markf(errkind.Mismatch, "archive part %s holds another lock (%s) than %s (%s): the parts are not of one archive", q.path, q.meta.Lock, p.path, p.meta.Lock)
 	case q.meta.Parts != p.meta.Parts:
-		return exitcode.Mismatchf("archive part %s says the archive has %d parts, %s says %d", q.path, q.meta.Parts, p.path, p.meta.Parts)
+		return errkind.Markf(errkind.Mismatch, "archive part %s says the archive has %d parts, %s says %d", q.path, q.meta.Parts, p.path, p.meta.Parts)
 	case q.meta.Part != k:
-		return exitcode.Mismatchf("archive part %s says it is part %d, not %d", q.path, q.meta.Part, k)
+		return errkind.Markf(errkind.Mismatch, "archive part %s says it is part %d, not %d", q.path, q.meta.Part, k)
 	case !bytes.Equal(q.sig, p.sig):
-		return exitcode.Mismatchf("archive part %s carries another %s than %s", q.path, ArchiveLockSigFile, p.path)
+		return errkind.Markf(errkind.Mismatch, "archive part %s carries another %s than %s", q.path, ArchiveLockSigFile, p.path)
 	}
 	return nil
 }
@@ -154,7 +154,7 @@ type part struct {
 func readPart(path string, fsys *partsFS) (*part, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, exitcode.BadInput("archive: %w", err)
+		return nil, errkind.Markf(errkind.BadInput, "archive: %w", err)
 	}
 	p := &part{path: path, f: f}
 	if err := p.index(fsys); err != nil {
@@ -175,14 +175,14 @@ func (p *part) index(fsys *partsFS) error {
 			break
 		}
 		if err != nil {
-			return exitcode.BadInput("archive %s: %w", path, err)
+			return errkind.Markf(errkind.BadInput, "archive %s: %w", path, err)
 		}
 		name, err := archiveEntryName(h.Name)
 		if err != nil {
-			return exitcode.BadInput("archive %s: %w", path, err)
+			return errkind.Markf(errkind.BadInput, "archive %s: %w", path, err)
 		}
 		if seen[name] {
-			return exitcode.BadInput("archive %s: entry %q appears more than once: refusing an archive whose content depends on which copy is read", path, h.Name)
+			return errkind.Markf(errkind.BadInput, "archive %s: entry %q appears more than once: refusing an archive whose content depends on which copy is read", path, h.Name)
 		}
 		seen[name] = true
 		if h.Typeflag != tar.TypeReg {
@@ -196,7 +196,7 @@ func (p *part) index(fsys *partsFS) error {
 		}
 		read := func(limit int64) ([]byte, error) {
 			if h.Size > limit {
-				return nil, exitcode.BadInput("archive %s: entry %q is %d bytes, over the %d bytes it may have", path, name, h.Size, limit)
+				return nil, errkind.Markf(errkind.BadInput, "archive %s: entry %q is %d bytes, over the %d bytes it may have", path, name, h.Size, limit)
 			}
 			b, err := io.ReadAll(tr)
 			if err != nil {
@@ -207,7 +207,7 @@ func (p *part) index(fsys *partsFS) error {
 		switch name {
 		case ArchiveLockFile:
 			if h.Size > lock.MaxFileSize {
-				return exitcode.BadInput("archive %s: entry \"%s\" is %d bytes, over the %d bytes a lock may have", path, ArchiveLockFile, h.Size, lock.MaxFileSize)
+				return errkind.Markf(errkind.BadInput, "archive %s: entry \"%s\" is %d bytes, over the %d bytes a lock may have", path, ArchiveLockFile, h.Size, lock.MaxFileSize)
 			}
 			if p.lock, err = read(lock.MaxFileSize); err != nil {
 				return err
@@ -215,7 +215,7 @@ func (p *part) index(fsys *partsFS) error {
 		case ArchiveLockSigFile:
 			// A signature is base64 of a few hundred bytes.
 			if h.Size > 64<<10 {
-				return exitcode.BadInput("archive %s: entry \"%s\" is %d bytes, not a cosign signature", path, ArchiveLockSigFile, h.Size)
+				return errkind.Markf(errkind.BadInput, "archive %s: entry \"%s\" is %d bytes, not a cosign signature", path, ArchiveLockSigFile, h.Size)
 			}
 			if p.sig, err = read(64 << 10); err != nil {
 				return err
@@ -231,7 +231,7 @@ func (p *part) index(fsys *partsFS) error {
 			}
 			var idx ocispec.Index
 			if err := json.Unmarshal(b, &idx); err != nil {
-				return exitcode.BadInput("archive %s: index.json: %w", path, err)
+				return errkind.Markf(errkind.BadInput, "archive %s: index.json: %w", path, err)
 			}
 			fsys.merge(idx)
 		default:
@@ -241,12 +241,12 @@ func (p *part) index(fsys *partsFS) error {
 		}
 	}
 	if p.lock == nil {
-		return exitcode.BadInput("archive %s holds no %s: it was not written by ferry mirror --to-archive", path, ArchiveLockFile)
+		return errkind.Markf(errkind.BadInput, "archive %s holds no %s: it is not an archive ferry mirror wrote", path, ArchiveLockFile)
 	}
 	p.meta = ArchiveMeta{Part: 1, Parts: 1}
 	if metaData != nil {
 		if err := json.Unmarshal(metaData, &p.meta); err != nil || p.meta.Parts < 1 || p.meta.Part < 1 || p.meta.Part > p.meta.Parts {
-			return exitcode.BadInput("archive %s: %s is not valid: %s", path, ArchiveMetaFile, metaData)
+			return errkind.Markf(errkind.BadInput, "archive %s: %s is not valid: %s", path, ArchiveMetaFile, metaData)
 		}
 	}
 	return nil
@@ -299,7 +299,7 @@ func (fsys *partsFS) checkIndexed(path string) error {
 			return fmt.Errorf("archive %s: reading %s: %w", path, m.Digest, err)
 		}
 		if !v.Verified() || e.size != m.Size {
-			return exitcode.Mismatchf("archive %s: manifest %s (%s) does not match its digest: the archive was changed", path, m.Digest, m.Annotations[ocispec.AnnotationRefName])
+			return errkind.Markf(errkind.Mismatch, "archive %s: manifest %s (%s) does not match its digest: the archive was changed", path, m.Digest, m.Annotations[ocispec.AnnotationRefName])
 		}
 	}
 	return nil

@@ -446,7 +446,7 @@ func waitBlobs(ctx context.Context, what string, need []*shardBlob, opts Options
 		missing = still
 		wait := so.Poll.Wait(attempt, 0)
 		if time.Now().Add(wait).After(deadline) {
-			return first, fmt.Errorf("waited %s for %d blobs the shards %v upload (%s in %s): run those shards (a killed shard is run again with the same --shard)",
+			return first, fmt.Errorf("waited %s for %d blobs the shards %v upload (%s in %s): run those shards (a killed shard is run again with the same I/N)",
 				so.Wait, len(still), owners, still[0].desc.Digest, still[0].canon)
 		}
 		t := time.NewTimer(wait)

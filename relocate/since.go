@@ -18,7 +18,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/ferryhq/ferry/client"
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/manifest"
 )
@@ -55,7 +55,7 @@ func sinceOmit(ctx context.Context, old *lock.Lock, oldData []byte, store *oci.S
 			}, omit)
 		}
 		if err := walk(p.Descriptor()); err != nil {
-			return nil, fmt.Errorf("--since: reading %s@%s: %w", p.Source, p.Digest, err)
+			return nil, fmt.Errorf("incremental archive: reading %s@%s: %w", p.Source, p.Digest, err)
 		}
 		for _, s := range p.Signatures {
 			d, err := digest.Parse(s.Digest)
@@ -63,7 +63,7 @@ func sinceOmit(ctx context.Context, old *lock.Lock, oldData []byte, store *oci.S
 				continue
 			}
 			if err := walk(ocispec.Descriptor{MediaType: s.MediaType, Digest: d, Size: s.Size}); err != nil {
-				return nil, fmt.Errorf("--since: reading signature %s of %s: %w", d, p.Source, err)
+				return nil, fmt.Errorf("incremental archive: reading signature %s of %s: %w", d, p.Source, err)
 			}
 		}
 	}
@@ -226,7 +226,7 @@ func checkImport(ctx context.Context, a *Archive, pkgs []*lock.Package, opts Opt
 			b.WriteString("\n")
 		}
 		if a.Incremental() {
-			fmt.Fprintf(&b, "the archive is incremental (written --since the lock %s) and %d nodes the lock names are neither in it nor in the mirror %s: import the earlier archive first, or write a full archive; nothing was pushed", a.Meta.Since, len(c.missing), opts.To)
+			fmt.Fprintf(&b, "the archive is incremental (written since the lock %s) and %d nodes the lock names are neither in it nor in the mirror %s: import the earlier archive first, or write a full archive; nothing was pushed", a.Meta.Since, len(c.missing), opts.To)
 		} else {
 			fmt.Fprintf(&b, "the archive lacks content the lock names (%d nodes, not in the mirror %s either); nothing was pushed", len(c.missing), opts.To)
 		}
@@ -235,7 +235,7 @@ func checkImport(ctx context.Context, a *Archive, pkgs []*lock.Package, opts Opt
 		}
 	}
 	if b.Len() > 0 {
-		return nil, exitcode.Mismatchf("%s", b.String())
+		return nil, errkind.Markf(errkind.Mismatch, "%s", b.String())
 	}
 	return loc, nil
 }

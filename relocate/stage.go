@@ -15,7 +15,7 @@ import (
 
 	"oras.land/oras-go/v2/content/oci"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 )
 
 // Staging. An archive (mirror --to-archive) or an install directory is
@@ -106,7 +106,7 @@ func OpenStage(dest, key string) (*Stage, error) {
 	case err == nil:
 	case errors.Is(err, fs.ErrExist):
 		if !isStage(dir) {
-			return nil, exitcode.BadInput("%s exists and was not made by ferry (it holds no %s): remove it or choose another destination", dir, StageMarker)
+			return nil, errkind.Markf(errkind.BadInput, "%s exists and was not made by ferry (it holds no %s): remove it or choose another destination", dir, StageMarker)
 		}
 		st.Resumed = true
 	default:
@@ -293,7 +293,7 @@ func ResolveDest(dest string) (string, error) {
 		}
 		p = filepath.Clean(target)
 	}
-	return "", exitcode.BadInput("%s: too many levels of symbolic links", dest)
+	return "", errkind.Markf(errkind.BadInput, "%s: too many levels of symbolic links", dest)
 }
 
 // OpenLayout opens the OCI image layout at dir in a staging directory,

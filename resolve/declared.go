@@ -6,14 +6,14 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"
 )
 
 // VersionMismatchError is a package found under a semver tag other than
 // the version it declares itself: an older (possibly properly signed)
 // release moved under a newer tag, at the source or in a mirror. It exits
-// with exitcode.Mismatch.
+// with errkind.Mismatch.
 type VersionMismatchError struct {
 	// Ref is the reference the package was read from (SOURCE:TAG).
 	Ref string
@@ -57,7 +57,7 @@ func checkDeclared(source string, c choice, reqs []requirement, meta *format.Met
 	if err == nil && tv.Equal(dv) && tv.Metadata() == dv.Metadata() {
 		return nil
 	}
-	return exitcode.With(exitcode.Mismatch, &VersionMismatchError{
+	return errkind.Mark(errkind.Mismatch, &VersionMismatchError{
 		Ref:      source + ":" + c.tag,
 		Tag:      c.tag,
 		Declared: meta.Version,

@@ -7,11 +7,11 @@ import (
 
 	"oras.land/oras-go/v2/errdef"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 )
 
 // badInput marks an error caused by the user's or a package's input.
-func badInput(err error) error { return exitcode.With(exitcode.Usage, err) }
+func badInput(err error) error { return errkind.Mark(errkind.BadInput, err) }
 
 // maxNearestTags is how many tags a TagNotFoundError lists when the
 // repository has more.

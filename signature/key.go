@@ -38,7 +38,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	sigsig "github.com/sigstore/sigstore/pkg/signature"
 )
 
@@ -100,15 +100,15 @@ var kmsRef = regexp.MustCompile(`^(awskms|gcpkms|azurekms|hashivault|k8s)://|^pk
 // check cannot reach; export it once with `cosign public-key --key REF`.
 func LoadPublicKey(path string) (*PublicKey, error) {
 	if kmsRef.MatchString(path) {
-		return nil, exitcode.BadInput("%s is a KMS key reference: ferry verifies offline; export the public key with `cosign public-key --key %s > cosign.pub` and pass the file", path, path)
+		return nil, errkind.Markf(errkind.BadInput, "%s is a KMS key reference: ferry verifies offline; export the public key with `cosign public-key --key %s > cosign.pub` and pass the file", path, path)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, exitcode.BadInput("reading public key: %w", err)
+		return nil, errkind.Markf(errkind.BadInput, "reading public key: %w", err)
 	}
 	k, err := ParsePublicKey(data)
 	if err != nil {
-		return nil, exitcode.BadInput("%s: %w", path, err)
+		return nil, errkind.Markf(errkind.BadInput, "%s: %w", path, err)
 	}
 	k.Source = path
 	return k, nil

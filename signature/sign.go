@@ -37,7 +37,7 @@ import (
 	"golang.org/x/crypto/nacl/secretbox"
 	"golang.org/x/crypto/scrypt"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 )
 
 // PEM types of cosign's encrypted private keys (sigstore/cosign
@@ -126,18 +126,18 @@ func (k *PrivateKey) Public() (*PublicKey, error) {
 func LoadPrivateKey(path string, password []byte) (*PrivateKey, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, exitcode.BadInput("reading private key: %w", err)
+		return nil, errkind.Markf(errkind.BadInput, "reading private key: %w", err)
 	}
 	if fi.Size() > maxKeyFile {
-		return nil, exitcode.BadInput("%s is %d bytes, not a cosign private key", path, fi.Size())
+		return nil, errkind.Markf(errkind.BadInput, "%s is %d bytes, not a cosign private key", path, fi.Size())
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, exitcode.BadInput("reading private key: %w", err)
+		return nil, errkind.Markf(errkind.BadInput, "reading private key: %w", err)
 	}
 	k, err := ParsePrivateKey(data, password)
 	if err != nil {
-		return nil, exitcode.BadInput("%s: %w", path, err)
+		return nil, errkind.Markf(errkind.BadInput, "%s: %w", path, err)
 	}
 	k.Source = path
 	return k, nil

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	sgbundle "github.com/sigstore/sigstore-go/pkg/bundle"
@@ -81,7 +81,7 @@ func (id Identity) certificateIdentity() (verify.CertificateIdentity, error) {
 func LoadTrustedRoot(path string) (*root.TrustedRoot, error) {
 	tr, err := root.NewTrustedRootFromPath(path)
 	if err != nil {
-		return nil, exitcode.BadInput("trusted root %s: %w", path, err)
+		return nil, errkind.Markf(errkind.BadInput, "trusted root %s: %w", path, err)
 	}
 	return tr, nil
 }
@@ -139,14 +139,14 @@ type Signature struct {
 // root.
 func (v *Verifier) Check() error {
 	if len(v.Keys) == 0 && len(v.Identities) == 0 {
-		return exitcode.BadInput("no key and no keyless identity to verify signatures with")
+		return errkind.Markf(errkind.BadInput, "no key and no keyless identity to verify signatures with")
 	}
 	if len(v.Identities) > 0 && !v.hasRoot() {
-		return exitcode.BadInput("keyless identities need a trusted root (--trusted-root trusted_root.json)")
+		return errkind.Markf(errkind.BadInput, "keyless identities need a trusted root (--trusted-root trusted_root.json)")
 	}
 	for _, id := range v.Identities {
 		if _, err := id.certificateIdentity(); err != nil {
-			return exitcode.BadInput("keyless identity: %w", err)
+			return errkind.Markf(errkind.BadInput, "keyless identity: %w", err)
 		}
 	}
 	return nil
@@ -543,7 +543,7 @@ func (v *Verifier) verifyKeyless(b *sgbundle.Bundle, artifact verify.ArtifactPol
 	for _, id := range v.Identities {
 		ci, err := id.certificateIdentity()
 		if err != nil {
-			return nil, nil, exitcode.BadInput("keyless identity: %w", err)
+			return nil, nil, errkind.Markf(errkind.BadInput, "keyless identity: %w", err)
 		}
 		popts = append(popts, verify.WithCertificateIdentity(ci))
 	}

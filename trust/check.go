@@ -14,7 +14,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/relocate"
@@ -108,7 +108,7 @@ func (p *Policy) Check(ctx context.Context, pkgs []*lock.Package, repos Reposito
 	}
 	if len(failures) > 0 {
 		sort.Slice(failures, func(i, j int) bool { return failures[i].Error() < failures[j].Error() })
-		return records, exitcode.With(exitcode.Mismatch, fmt.Errorf("%d of %d packages fail the trust policy:\n%w", len(failures), len(pkgs), errors.Join(failures...)))
+		return records, errkind.Mark(errkind.Mismatch, fmt.Errorf("%d of %d packages fail the trust policy:\n%w", len(failures), len(pkgs), errors.Join(failures...)))
 	}
 	return records, nil
 }

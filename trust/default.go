@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/lock"
 )
 
@@ -35,7 +35,7 @@ func parseDefault(d string, rules int) (string, error) {
 	case DefaultWarn, DefaultRequire, DefaultAllow:
 		return d, nil
 	}
-	return "", exitcode.BadInput("trust.default: %q is not one of %s, %s, %s", d, DefaultRequire, DefaultWarn, DefaultAllow)
+	return "", errkind.Markf(errkind.BadInput, "trust.default: %q is not one of %s, %s, %s", d, DefaultRequire, DefaultWarn, DefaultAllow)
 }
 
 // Unmatched is a package no trust rule matches, as -o json lists it.
@@ -75,7 +75,7 @@ func (p *Policy) CheckDefault(pkgs []*lock.Package) ([]Unmatched, error) {
 	if len(un) == 0 || p.Default != DefaultRequire {
 		return un, nil
 	}
-	return un, exitcode.Mismatchf("%d of %d packages match no trust rule (trust.default: require):\n%s", len(un), len(pkgs), UnmatchedList(un))
+	return un, errkind.Markf(errkind.Mismatch, "%d of %d packages match no trust rule (trust.default: require):\n%s", len(un), len(pkgs), UnmatchedList(un))
 }
 
 // UnmatchedList is un, one package a line.

@@ -40,7 +40,7 @@ import (
 
 	"github.com/sigstore/sigstore-go/pkg/root"
 
-	"github.com/ferryhq/ferry/exitcode"
+	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/signature"
 )
 
@@ -224,11 +224,11 @@ func New(cfg *Config, opts Options) (*Policy, error) {
 	for i, rc := range cfg.Rules {
 		what := fmt.Sprintf("trust rule %d (match %q)", i+1, rc.Match)
 		if seen[rc.Match] {
-			return nil, exitcode.BadInput("%s: another rule has the same match", what)
+			return nil, errkind.Markf(errkind.BadInput, "%s: another rule has the same match", what)
 		}
 		seen[rc.Match] = true
 		if len(rc.Keys) == 0 && len(rc.Keyless) == 0 && ((rc.Provenance == nil && len(rc.Attestations) == 0) || rc.Required) {
-			return nil, exitcode.BadInput("%s: give keys or keyless identities", what)
+			return nil, errkind.Markf(errkind.BadInput, "%s: give keys or keyless identities", what)
 		}
 		r := &Rule{Name: rc.Match, Match: rc.Match, Required: rc.Required}
 		if r.Name == "" {
@@ -244,7 +244,7 @@ func New(cfg *Config, opts Options) (*Policy, error) {
 		for j, id := range rc.Keyless {
 			ki, err := parseIdentity(id)
 			if err != nil {
-				return nil, exitcode.BadInput("%s: keyless[%d]: %w", what, j, err)
+				return nil, errkind.Markf(errkind.BadInput, "%s: keyless[%d]: %w", what, j, err)
 			}
 			r.Keyless = append(r.Keyless, ki)
 		}
@@ -261,7 +261,7 @@ func New(cfg *Config, opts Options) (*Policy, error) {
 			continue
 		}
 		if p.TrustedRoot == "" {
-			return nil, exitcode.BadInput("trust rule %q: keyless identities need a Sigstore trusted root: trust.trustedRoot in ferry.yaml or --trusted-root", r.Match)
+			return nil, errkind.Markf(errkind.BadInput, "trust rule %q: keyless identities need a Sigstore trusted root: trust.trustedRoot in ferry.yaml or --trusted-root", r.Match)
 		}
 		if p.root == nil {
 			tr, err := signature.LoadTrustedRoot(p.TrustedRoot)

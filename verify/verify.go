@@ -189,7 +189,7 @@ func Verify(ctx context.Context, l *lock.Lock, opts Options) (*Report, error) {
 		if name == "" {
 			name = "the inputs"
 		}
-		add(Problem{Package: "(lock)", Kind: ProblemStale, Detail: fmt.Sprintf("%s changed since the lock was written, or the flags that set its formats' settings (--default-registry, --version-strategy, --bundle-mixins) differ (lock inputs %s, now %s): run ferry lock", name, l.Inputs, opts.Inputs)})
+		add(Problem{Package: "(lock)", Kind: ProblemStale, Detail: fmt.Sprintf("%s changed since the lock was written, or the format settings given apart from it (Crossplane default registry, Porter version strategy, bundle mixins) differ (lock inputs %s, now %s): run ferry lock", name, l.Inputs, opts.Inputs)})
 	}
 	if opts.LockKey != nil {
 		p, err := LockSignature(l, opts.LockFile, opts.LockKey)
@@ -289,7 +289,7 @@ func (c *checker) problem(ref, kind, format string, args ...any) {
 func (c *checker) checkPackage(ctx context.Context, p *lock.Package) error {
 	repoName := MirrorRepo(p, c.opts.Mirror)
 	if repoName == "" {
-		c.problem("", ProblemNotMirrored, "the lock records no mirror for this package: run ferry mirror, or pass --mirror")
+		c.problem("", ProblemNotMirrored, "the lock records no mirror for this package: run ferry mirror, or name the mirror to read")
 		return nil
 	}
 	repo, err := c.opts.Registry.Repository(repoName)

@@ -22,7 +22,6 @@ import (
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/formats"
-	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/ociref"
@@ -190,30 +189,6 @@ func checkConstraints(ms *mirrorset.MirrorSet, input string) error {
 		}
 	}
 	return nil
-}
-
-// lockInputs loads the input file l was made from, with the flags'
-// settings (see ferry.Env.Inputs).
-func (g *globalFlags) lockInputs(env *ferry.Env, l *lock.Lock, lockPath string) (*mirrorset.MirrorSet, string, error) {
-	settings, err := g.settings()
-	if err != nil {
-		return nil, "", err
-	}
-	return env.Inputs(l, lockPath, settings)
-}
-
-// requireSignedLock reports whether the ferry.yaml for lockPath (--config,
-// else the one beside the lock) sets lock.requireSigned.
-func (g *globalFlags) requireSignedLock(env *ferry.Env, lockPath string) bool {
-	path := g.config
-	if path == "" {
-		path = mirrorset.ConfigBeside(lockPath)
-	}
-	if path == "" {
-		return false
-	}
-	ms, err := mirrorset.LoadSettings(path, env.Formats)
-	return err == nil && ms.Lock.RequireSigned
 }
 
 func (g *globalFlags) register(c *cobra.Command) {

@@ -1,8 +1,7 @@
 package main
 
 import (
-	"errors"
-	"fmt"
+	"context"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,10 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/install"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mixin"
+	"github.com/ferryhq/ferry/relocate"
 )
 
 func newInstallCmd(g *globalFlags) *cobra.Command {
@@ -63,77 +64,34 @@ is 3.`,
 			if err != nil {
 				return err
 			}
-			l, sidecar, stale, err := lock.ReadWithMirrors(lockPath)
-			if err != nil {
-				// A lock tampered until it no longer parses is still
-				// first of all a bad signature.
-				if p := unparsableLockSignature(lockPath, lockKey); p != nil {
-					return exitcode.Mismatchf("refusing to install: %s", p.Detail)
-				}
-				return err
-			}
 			env, err := g.env()
 			if err != nil {
 				return err
 			}
 			defer env.Close()
-			opts := install.Options{Registry: env.Client, Formats: env.Formats, Dest: dest, Concurrency: g.jobs, LockKey: lockKey, LockFile: lockPath, Retry: env.Client.RetryPolicy(), RequireSignedLock: requireSigned, PlainHTTP: g.plainHTTP, AllowDowngrade: allowDowngrade}
-			opts.Reporter = g.startProgress()
-			defer g.stopProgress()
-			// A signed lock's mirror locations are in LOCK.mirror.yaml.
-			if opts.Mirror, err = mirrorFlag(lockMirrorFlag(mirror, sidecar, stale)); err != nil {
-				return err
-			}
-			// The lock's input file, when it is here, sets up what
-			// formats write (Crossplane pull secrets).
-			ms, inputs, err := g.lockInputs(env, l, lockPath)
+			settings, err := g.settings()
 			if err != nil {
 				return err
 			}
-			if opts.Writers, err = env.Writers(ms); err != nil {
-				return err
-			}
-			if ms != nil && ms.Lock.RequireSigned {
-				opts.RequireSignedLock = true
-			}
-			// Before PORTER_HOME is staged: nothing is read or written
-			// for a lock whose signature fails.
-			if err := install.CheckLockSignature(l, opts); err != nil {
-				return err
-			}
-			opts.LockKey, opts.RequireSignedLock = nil, false // checked once, here
-			pol, err := g.trustPolicy(ms, inputs)
-			if err != nil {
-				return err
-			}
-			if err := g.checkTrustDefault(pol, l); err != nil { // before anything is written
-				return err
-			}
-			if err := env.CheckMirrorTrust(cmd.Context(), pol, l, opts.Mirror); err != nil {
-				return err
-			}
+			opts := ferry.InstallOptions{Env: env, LockPath: lockPath, Mirror: mirror, Dest: dest, LockKey: lockKey, RequireSignedLock: requireSigned, AllowDowngrade: allowDowngrade,
+				PlainHTTP: g.plainHTTP, Settings: settings, Trust: g.trustOptions(), Hooks: g.hooks()}
 			var ph *mixin.PorterHome
 			if porterHome != "" {
-				if ph, err = mixin.StagePorterHome(cmd.Context(), env.Client, l, opts.Mirror, porterHome, runtime.GOOS, runtime.GOARCH); err != nil {
-					return err
-				}
-				defer ph.Discard()
-			}
-			plan := &install.Plan{}
-			if dest != "" {
-				if plan, err = install.Install(cmd.Context(), l, opts); err != nil {
-					if de := (*lock.DowngradeError)(nil); errors.As(err, &de) {
-						return fmt.Errorf("%w (pass --allow-downgrade to accept it)", err)
+				opts.StageHome = func(ctx context.Context, l *lock.Lock, m *relocate.Mapping) (ferry.StagedHome, error) {
+					var err error
+					ph, err = mixin.StagePorterHome(ctx, env.Client, l, m, porterHome, runtime.GOOS, runtime.GOARCH)
+					if err != nil {
+						return nil, err
 					}
-					return err
+					return ph, nil
 				}
 			}
-			g.stopProgress() // the results print after the last bar
-			if ph != nil {
-				if err := ph.Commit(); err != nil {
-					return err
-				}
+			res, err := ferry.Install(cmd.Context(), opts)
+			if err != nil {
+				return flagError(err, args)
 			}
+			l, plan := res.Lock, res.Plan
+			g.untrusted = res.Untrusted
 			if g.json() { // schemas/install.json
 				out, err := newInstallJSON(l, dest, plan, porterHome, ph)
 				if err != nil {
@@ -161,8 +119,8 @@ is 3.`,
 	c.Flags().StringVar(&mirror, "mirror", "", "read from this mirror HOST[/PREFIX] instead of the one in the lock")
 	c.Flags().StringVar(&dest, "dest", "", "install directory (required unless --porter-home is given); a symbolic link is followed: the directory it points to is replaced, the link is kept")
 	c.Flags().StringVar(&lockKeyPath, "lock-key", "", "cosign public key (cosign.pub): refuse to install unless the lock's signature LOCK.sig (cosign sign-blob) verifies with it")
-	c.Flags().BoolVar(&allowDowngrade, "allow-downgrade", false, "install a lock older (a lower serial) than the one --dest already holds; refused with exit code 3 otherwise")
 	c.Flags().BoolVar(&requireSigned, "require-signed-lock", false, "refuse a lock without a valid signature LOCK.sig: needs --lock-key (ferry.yaml: lock.requireSigned: true)")
+	c.Flags().BoolVar(&allowDowngrade, "allow-downgrade", false, "install a lock older (a lower serial) than the one --dest already holds; refused with exit code 3 otherwise")
 	c.Flags().StringVar(&porterHome, "porter-home", "", "also install the locked Porter mixins into this PORTER_HOME (mixins/NAME/... and mixins/SOURCE/NAME/VERSION/...), from the mirror alone")
 	return c
 }

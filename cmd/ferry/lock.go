@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,8 +19,6 @@ import (
 	"github.com/ferryhq/ferry/signature"
 	"github.com/ferryhq/ferry/sizecap"
 )
-
-var ferryUpdateNone = ferry.Update{}
 
 func newLockCmd(g *globalFlags) *cobra.Command {
 	var lockPath, version, signKeyPath string
@@ -69,20 +65,6 @@ attestations and SBOMs and OCI referrers, with the rule that verified each.`,
 			if porterLock && (input == "" || !isPorterYAML(input)) {
 				return exitcode.BadInput("--porter-lock needs a porter.yaml as ROOT")
 			}
-			pol, err := g.trustPolicy(ms, input)
-			if err != nil {
-				return err
-			}
-			prev, err := readLockIfExists(lockPath)
-			if err != nil {
-				return err
-			}
-			if err := guardLock(cmd, args, prev, ms, input, lockPath); err != nil {
-				return err
-			}
-			if err := checkUpdateNames(updateFrom(cmd, update), prev, lockPath); err != nil {
-				return err
-			}
 			signKey, err := loadSignKey(signKeyPath)
 			if err != nil {
 				return err
@@ -92,38 +74,32 @@ attestations and SBOMs and OCI referrers, with the rule that verified each.`,
 				return err
 			}
 			defer env.Close()
-			g.startResolving() // the closure, then the mixins' downloads
-			defer g.stopProgress()
-			l, graph, err := env.Lock(cmd.Context(), ms, prev, updateFrom(cmd, update))
-			g.stopProgress() // warnings and results print after the last frame
+			var mixins, porterMixins []mixin.Locked
+			res, err := ferry.Lock(cmd.Context(), ferry.LockOptions{Env: env, Inputs: ms, Input: input, Roots: args,
+				LockPath: lockPath, LockNamed: cmd.Flags().Changed("lock"), Update: updateFrom(cmd, update),
+				SignKey: signKey, Trust: g.trustOptions(), Hooks: g.hooks(),
+				Check: func(prev *lock.Lock) error { return checkUpdateNames(updateFrom(cmd, update), prev, lockPath) },
+				BeforeWrite: func(l *lock.Lock) error {
+					var err error
+					if mixins, err = mixin.FromLock(l); err != nil {
+						return err
+					}
+					if porterLock {
+						// Checked before anything is written.
+						if porterMixins, err = mixin.Requested(ms, mixins); err != nil {
+							return err
+						}
+						if _, err := mixin.NewPorterLock(porterMixins); err != nil {
+							return err
+						}
+					}
+					return nil
+				}})
 			if err != nil {
-				return err
+				return flagError(err, args)
 			}
-			warn(graph.Warnings)
-			ferry.RecordInput(l, input, lockPath)
-			if err := g.checkTrustDefault(pol, l); err != nil { // before the lock is written
-				return err
-			}
-			if err := env.CheckTrust(cmd.Context(), pol, l, false); err != nil { // before the lock is written
-				return err
-			}
-			mixins, err := mixin.FromLock(l)
-			if err != nil {
-				return err
-			}
-			var porterMixins []mixin.Locked
-			if porterLock {
-				// Checked before anything is written.
-				if porterMixins, err = mixin.Requested(ms, mixins); err != nil {
-					return err
-				}
-				if _, err := mixin.NewPorterLock(porterMixins); err != nil {
-					return err
-				}
-			}
-			if _, err := writeLock(g, l, lockPath, signKey); err != nil {
-				return err
-			}
+			l := res.Lock
+			g.untrusted = res.Untrusted
 			if porterLock {
 				if err := mixin.WritePorterLock(filepath.Join(filepath.Dir(input), mixin.PorterLockFile), porterMixins); err != nil {
 					return err
@@ -132,7 +108,11 @@ attestations and SBOMs and OCI referrers, with the rule that verified each.`,
 			if g.json() {
 				// The lock as ferry.lock holds it, mixins included
 				// (lock/schema.json).
-				return writeLockJSON(l, g.untrusted, graph.Warnings)
+				var warnings []string
+				if res.Graph != nil {
+					warnings = res.Graph.Warnings
+				}
+				return writeLockJSON(l, g.untrusted, warnings)
 			}
 			g.result("locked %d packages and %d mixin versions in %s", len(l.Resolved()), len(mixins), lockPath)
 			return nil
@@ -244,46 +224,6 @@ func checkUpdateNames(u ferry.Update, prev *lock.Lock, lockPath string) error {
 	return exitcode.BadInput("--update %s: no such package or mixin in %s; it holds: %s", strings.Join(unknown, ","), lockPath, strings.Join(names, ", "))
 }
 
-// readLockIfExists reads path, or returns nil when there is no lock yet.
-func readLockIfExists(path string) (*lock.Lock, error) {
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	l, err := lock.Read(path)
-	if err != nil {
-		return nil, exitcode.With(exitcode.Usage, err)
-	}
-	return l, nil
-}
-
-// guardLock keeps a command given ROOTs on the command line from
-// overwriting a lock made from other inputs (ferry.yaml's lock replaced by
-// an ad-hoc one): without an explicit --lock, an existing lock is written
-// again only when it was made from the same inputs (its inputs: digest,
-// mirrorset.MirrorSet.Digest) or from the same input file (its input:).
-// Otherwise it is an exit 2 that tells the user to pass --lock FILE.
-func guardLock(cmd *cobra.Command, args []string, prev *lock.Lock, ms *mirrorset.MirrorSet, input, lockPath string) error {
-	if prev == nil || len(args) == 0 || cmd.Flags().Changed("lock") {
-		return nil
-	}
-	if prev.Inputs == ms.Digest() {
-		return nil
-	}
-	if input != "" && prev.Input != "" {
-		same := &lock.Lock{}
-		ferry.RecordInput(same, input, lockPath)
-		if same.Input == prev.Input {
-			return nil
-		}
-	}
-	from := "other command-line references"
-	if prev.Input != "" {
-		from = prev.Input
-	}
-	return exitcode.BadInput("%s was made from %s, not from %s: refusing to overwrite it; pass --lock FILE to write this lock elsewhere (or --lock %s to replace it)",
-		lockPath, from, strings.Join(args, " "), lockPath)
-}
-
 // loadSignKey reads the cosign private key a --sign-key flag names,
 // decrypted with $COSIGN_PASSWORD as cosign does; no flag gives nil. A
 // missing, malformed or undecryptable key exits 2.
@@ -292,66 +232,6 @@ func loadSignKey(path string) (*signature.PrivateKey, error) {
 		return nil, nil
 	}
 	return signature.LoadPrivateKey(path, []byte(os.Getenv(signature.PasswordEnv)))
-}
-
-// writeLock writes l to path and, with key, its cosign blob signature
-// path.sig, returning the signature. Without key, a signature beside a
-// lock that changes no longer signs it: that is warned about.
-func writeLock(g *globalFlags, l *lock.Lock, path string, key *signature.PrivateKey) ([]byte, error) {
-	_, oldSig, same, err := lock.SignedState(path, l)
-	if err != nil {
-		return nil, err
-	}
-	if err := l.Write(path); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", path, err)
-	}
-	if key == nil {
-		if oldSig != nil && !same {
-			warn([]string{fmt.Sprintf("%s changed: %s no longer signs it (sign again with --sign-key cosign.key)", path, path+signature.SigSuffix)})
-		}
-		return nil, nil
-	}
-	data, err := l.Marshal()
-	if err != nil {
-		return nil, err
-	}
-	if err := signature.SignFile(key, path, data); err != nil {
-		return nil, err
-	}
-	sig, err := os.ReadFile(path + signature.SigSuffix)
-	if err != nil {
-		return nil, err
-	}
-	g.progress("signed %s into %s", path, path+signature.SigSuffix)
-	return sig, nil
-}
-
-// finishMirrorSigned ends a mirror run: keep, when set, is the signed
-// lock on disk, left as it is, the mirror locations going to its sidecar
-// LOCK.mirror.yaml (to: the mirror, empty for an archive, which records
-// none); otherwise the lock is written with its mirror locations (and
-// signed with key when set).
-func finishMirrorSigned(g *globalFlags, l *lock.Lock, lockPath string, rep *relocate.Report, key *signature.PrivateKey, keep *lock.Lock, to string) error {
-	if keep == nil {
-		if _, err := writeLock(g, l, lockPath, key); err != nil {
-			return err
-		}
-		if err := lock.RemoveMirrors(lockPath); err != nil {
-			return err
-		}
-		return reportMirror(g, l, rep, "lock "+lockPath)
-	}
-	if to == "" {
-		return reportMirror(g, l, rep, "signed lock "+lockPath+" unchanged")
-	}
-	m, err := lock.NewMirrors(keep, l, to)
-	if err != nil {
-		return err
-	}
-	if err := m.Write(lockPath); err != nil {
-		return fmt.Errorf("writing %s: %w", lock.MirrorsPath(lockPath), err)
-	}
-	return reportMirror(g, l, rep, "signed lock "+lockPath+" unchanged, mirror locations in "+lock.MirrorsPath(lockPath))
 }
 
 // reportMirror reports a mirror run that wrote l; what says what was
@@ -366,90 +246,5 @@ func reportMirror(g *globalFlags, l *lock.Lock, rep *relocate.Report, what strin
 		return writeJSON(os.Stdout, out)
 	}
 	g.result("mirrored %d packages to %s; %s updated", len(rep.Packages), rep.To, what)
-	return nil
-}
-
-// signedLockToMirror decides how mirroring l writes lockPath. When a
-// signature is beside the lock and l is exactly the lock, the lock is kept
-// as it is (keep, with its signature sig, which an archive carries); with
-// --sign-key (key) l is written and signed anew; a signed lock this run
-// would change is refused before anything is copied.
-func signedLockToMirror(lockPath string, l *lock.Lock, key *signature.PrivateKey) (keep *lock.Lock, sig []byte, err error) {
-	data, sig, same, err := lock.SignedState(lockPath, l)
-	if err != nil || sig == nil || key != nil {
-		return nil, nil, err
-	}
-	if !same {
-		return nil, nil, exitcode.BadInput("%s is signed (%s) and this run would change it: pass --sign-key cosign.key to sign the new lock", lockPath, lockPath+signature.SigSuffix)
-	}
-	if keep, err = lock.Parse(data); err != nil {
-		return nil, nil, err
-	}
-	return keep, sig, nil
-}
-
-// checkArchiveLock applies mirror --from-archive --lock-key before
-// anything is pushed: the archive's ferry.lock.sig must verify over its
-// ferry.lock's exact bytes (exit code 3 otherwise).
-func checkArchiveLock(archive string, key *signature.PublicKey, data, sig []byte) error {
-	if key == nil {
-		return nil
-	}
-	if sig == nil {
-		return exitcode.Mismatchf("refusing to import %s: it carries no %s (sign the lock with ferry lock --sign-key cosign.key before mirror --to-archive)", archive, relocate.ArchiveLockSigFile)
-	}
-	if err := key.Verify(data, signature.DecodeBlobSignature(sig)); err != nil {
-		return exitcode.Mismatchf("refusing to import %s: its %s does not sign its %s: %w", archive, relocate.ArchiveLockSigFile, relocate.ArchiveLockFile, err)
-	}
-	return nil
-}
-
-// finishSignedImport writes the lock of a signed archive: its ferry.lock
-// bytes and ferry.lock.sig as they are, and the mirror locations l holds
-// in LOCK.mirror.yaml beside them.
-func finishSignedImport(g *globalFlags, l *lock.Lock, lockPath string, data, sig []byte, to string, rep *relocate.Report) error {
-	signed, err := lock.Parse(data)
-	if err != nil {
-		return err
-	}
-	m, err := lock.NewMirrors(signed, l, to)
-	if err != nil {
-		return err
-	}
-	if err := lock.WriteSigned(lockPath, data, sig, m); err != nil {
-		return err
-	}
-	return reportMirror(g, l, rep, "signed lock "+lockPath+" and "+lockPath+signature.SigSuffix+" as carried, mirror locations in "+lock.MirrorsPath(lockPath))
-}
-
-// lockMirrorFlag returns the mirror verify and install read from: --mirror
-// when given, else the one the lock's sidecar LOCK.mirror.yaml records
-// (a signed lock's mirror locations), else none (the lock's own). A stale
-// sidecar is warned about and ignored.
-func lockMirrorFlag(mirror string, sidecar *lock.Mirrors, stale error) string {
-	if stale != nil {
-		warn([]string{stale.Error() + ": ignored"})
-	}
-	if mirror == "" && sidecar != nil {
-		return sidecar.To
-	}
-	return mirror
-}
-
-// checkFreshLock refuses, with exit code 3, a lock l (what names it) older
-// than the lock at heldPath, unless allow is set (--allow-downgrade).
-func checkFreshLock(l *lock.Lock, what, heldPath string, allow bool) error {
-	held, ok, err := lock.ReadSerial(heldPath)
-	if err != nil || !ok {
-		return err
-	}
-	err = lock.CheckFresh(what, l.Serial, heldPath, held)
-	if err != nil && allow {
-		warn([]string{err.Error() + ": accepted (--allow-downgrade)"})
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("%w (pass --allow-downgrade to accept it)", err)
-	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,26 +9,21 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"oras.land/oras-go/v2/content/oci"
 
 	"github.com/ferryhq/ferry"
 	"github.com/ferryhq/ferry/exitcode"
-	"github.com/ferryhq/ferry/formats"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/relocate"
-	"github.com/ferryhq/ferry/trust"
 )
 
 func newMirrorCmd(g *globalFlags) *cobra.Command {
 	var lockPath, to, version, toArchive, fromArchive, from string
-	var flatten bool
 	var signKeyPath, lockKeyPath, sincePath, maxSizeFlag string
 	var shardFlag string
-	var allowDowngrade bool
 	var shardWait time.Duration
-	var installByDigest bool
+	var flatten, allowDowngrade, installByDigest bool
 	c := &cobra.Command{
 		Use:   "mirror [ROOT...|--lock F] [--from HOST[/PREFIX]] --to HOST[/PREFIX] | --to-archive FILE.tar",
 		Short: "Copy the locked closure into a mirror registry",
@@ -153,172 +147,26 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 				return err
 			}
 			defer env.Close()
-			defer g.stopProgress()
-			progress := func(r relocate.PackageResult) {
-				g.progress("mirrored %s -> %s (%s; copied %d, mounted %d, skipped %d)", r.Source, r.Mirror, r.Digest, r.Copied, r.Mounted, r.Skipped)
+			settings, err := g.settings()
+			if err != nil {
+				return err
 			}
-			if fromArchive != "" {
-				reporter := g.startProgress() // bars on a terminal, plain lines on a pipe
-				mapping, _ := relocate.ParseMapping(to)
-				mapping.Flatten = flatten
-				if err := mapping.CheckFlatten(); err != nil {
+			opts := ferry.MirrorOptions{Env: env, LockPath: lockPath, Config: g.config, Settings: settings, Trust: g.trustOptions(),
+				To: to, ToArchive: toArchive, Archive: aopts, SincePath: sincePath, FromArchive: fromArchive, LockKey: lockKey,
+				From: fromMap, Shard: shard, ShardWait: shardWait, SignKey: signKey, Hooks: g.hooks(),
+				Flatten: flatten, AllowBrokenReferences: installByDigest, AllowDowngrade: allowDowngrade}
+			if fromArchive == "" {
+				if opts.Inputs, opts.Input, err = mirrorInputs(cmd, g, args, lockPath, version); err != nil {
 					return err
 				}
-				var signedData, signedSig []byte
-				check := func(l *lock.Lock, data, sig []byte) error { // before anything is pushed
-					if err := checkArchiveLock(fromArchive, lockKey, data, sig); err != nil {
-						return err
-					}
-					if err := checkFreshLock(l, fromArchive+"'s "+relocate.ArchiveLockFile, lockPath, allowDowngrade); err != nil {
-						return err
-					}
-					if sig == nil && signKey == nil {
-						if err := lock.CheckUnsignedWrite(lockPath, g.requireSignedLock(env, lockPath)); err != nil {
-							return exitcode.With(exitcode.Mismatch, err)
-						}
-					}
-					if sig != nil && signKey == nil {
-						signedData, signedSig = data, sig
-					}
-					return nil
-				}
-				l, rep, err := relocate.FromArchiveChecked(cmd.Context(), fromArchive, relocate.Options{
-					Source: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Reporter: reporter, Formats: env.Formats,
-					Retry: env.Client.RetryPolicy(), AllowBrokenReferences: installByDigest,
-				}, check, func(ctx context.Context, store *oci.ReadOnlyStore, l *lock.Lock) error {
-					moved, err := env.Import(ctx, store, l, mapping)
-					progressMoved(g, moved)
-					return err
-				})
-				if err != nil {
-					return brokenLayoutHint(err)
-				}
-				if signedSig != nil {
-					g.stopProgress() // results and the lock's report after the last bar
-					return finishSignedImport(g, l, lockPath, signedData, signedSig, mapping.String(), rep)
-				}
-				g.stopProgress() // results and the lock's report after the last bar
-				return finishMirrorSigned(g, l, lockPath, rep, signKey, nil, "")
+				opts.Roots, opts.LockNamed = args, cmd.Flags().Changed("lock")
 			}
-			l, ms, err := lockToMirror(cmd, g, env, args, lockPath, version, toArchive == "" && to == "")
+			res, err := ferry.Mirror(cmd.Context(), opts)
 			if err != nil {
-				return err
+				return flagError(brokenLayoutHint(err), args)
 			}
-			// The resolution's Reporter (lockToMirror) has ended: the
-			// copy's counts start from zero.
-			reporter := g.startProgress() // bars on a terminal, plain lines on a pipe
-			// A signed lock is never rewritten in place (see lock/sidecar.go).
-			keep, lockSig, err := signedLockToMirror(lockPath, l, signKey)
-			if err != nil {
-				return err
-			}
-			// A signed lock's mirror locations, its mixins' included, are
-			// in its sidecar: mirror to mirror reads them there. (An
-			// archive carries the lock's own bytes, with its signature.)
-			if toArchive == "" {
-				fromName := ""
-				if fromMap != nil {
-					fromName = fromMap.String()
-				}
-				if err := lock.ApplyMirrors(lockPath, l, fromName); err != nil {
-					return err
-				}
-			}
-			pol, err := g.lockTrustPolicy(env, l, ms, lockPath)
-			if err != nil {
-				return err
-			}
-			var origin func(*lock.Package) string
-			if toArchive == "" {
-				if origin, err = env.Origin(cmd.Context(), l, lockPath, fromMap); err != nil {
-					return err
-				}
-			}
-			if err := g.checkTrustDefault(pol, l); err != nil { // before anything is copied
-				return err
-			}
-			unrecorded, err := env.CheckTrustAt(cmd.Context(), pol, l, origin) // before anything is copied
-			if err != nil {
-				return err
-			}
-			if err := unrecordedSignatures(lockPath, unrecorded, keep != nil); err != nil {
-				return err
-			}
-			// Mixins come from the feed, or, from mirror to mirror, from
-			// the other mirror; fetched and checked before anything is
-			// copied.
-			ext, err := env.PrepareMirror(cmd.Context(), l, fromMap, toArchive != "")
-			if err != nil {
-				return err
-			}
-			if toArchive != "" {
-				if signKey != nil {
-					if lockSig, err = writeLock(g, l, lockPath, signKey); err != nil {
-						return err
-					}
-				}
-				sources, err := env.Sources(ms)
-				if err != nil {
-					return err
-				}
-				rep, written, err := relocate.ToArchiveParts(cmd.Context(), l, lockSig, toArchive, relocate.Options{
-					Source: sources, Target: env.Client, Concurrency: g.jobs, Progress: progress, Reporter: reporter, Formats: env.Formats,
-					Retry: env.Client.RetryPolicy(),
-				}, aopts, func(ctx context.Context, store *oci.Store) error {
-					return ext.Transfers.Archive(ctx, store)
-				})
-				if err != nil {
-					return err
-				}
-				for i, p := range written.Paths {
-					g.progress("wrote %s (%d bytes, part %d of %d)", p, written.Sizes[i], i+1, len(written.Paths))
-				}
-				if aopts.Since != nil {
-					g.progress("incremental archive since %s: %d blobs and manifests left out, %d carried", sincePath, written.Omitted, written.Blobs)
-				}
-				g.stopProgress() // results and the lock's report after the last bar
-				return finishMirrorSigned(g, l, lockPath, rep, signKey, keep, "")
-			}
-			if to == "" && ms != nil {
-				to = ms.Mirror.To
-			}
-			mapping, err := relocate.ParseMapping(to)
-			if err != nil {
-				return err
-			}
-			mapping.Flatten = flatten
-			if err := mapping.CheckFlatten(); err != nil {
-				return err
-			}
-			sources, err := env.Sources(ms)
-			if err != nil {
-				return err
-			}
-			ropts := relocate.Options{
-				Source: sources, Target: env.Client, To: mapping, Concurrency: g.jobs, Progress: progress, Reporter: reporter, Formats: env.Formats,
-				Retry: env.Client.RetryPolicy(), Origin: origin, AllowBrokenReferences: installByDigest,
-			}
-			var rep *relocate.Report
-			if shard != nil {
-				rep, err = relocate.MirrorShard(cmd.Context(), l, ropts, relocate.ShardOptions{Shard: *shard, Wait: shardWait, Log: g.progress})
-				if shard.Index != 1 {
-					ext = nil // mixins go up with shard 1 alone
-				}
-			} else {
-				rep, err = relocate.Mirror(cmd.Context(), l, ropts)
-			}
-			if err != nil {
-				return brokenLayoutHint(err)
-			}
-			if ext != nil {
-				moved, err := ext.Push(cmd.Context(), mapping)
-				progressMoved(g, moved)
-				if err != nil {
-					return err
-				}
-			}
-			g.stopProgress() // results and the lock's report after the last bar
-			return finishMirrorSigned(g, l, lockPath, rep, signKey, keep, mapping.String())
+			g.untrusted = res.Untrusted
+			return reportMirror(g, res.Lock, res.Report, res.Wrote)
 		},
 	}
 	c.Flags().StringVar(&lockPath, "lock", lock.DefaultFile, "lock file to mirror and update")
@@ -326,7 +174,6 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 	c.Flags().StringVar(&version, "version", "", "semver constraint for ROOT references without a tag")
 	g.registerSelection(c)
 	c.Flags().StringVar(&toArchive, "to-archive", "", "write the closure, its mixins and the lock into this tar archive instead of a registry")
-	c.Flags().BoolVar(&allowDowngrade, "allow-downgrade", false, "with --from-archive: import an archive whose lock is older (a lower serial) than the one --lock already holds; refused with exit code 3 otherwise")
 	c.Flags().StringVar(&fromArchive, "from-archive", "", "copy an archive written by --to-archive into the registry named by --to")
 	c.Flags().StringVar(&signKeyPath, "sign-key", "", "cosign private key (cosign.key; password in $COSIGN_PASSWORD): sign the lock written into LOCK.sig, as cosign sign-blob does")
 	c.Flags().StringVar(&lockKeyPath, "lock-key", "", "with --from-archive: cosign public key (cosign.pub); refuse the archive before pushing anything unless its ferry.lock.sig verifies over its ferry.lock")
@@ -336,6 +183,7 @@ same I/N. ferry verify after the last shard checks the whole mirror.`,
 	c.Flags().DurationVar(&shardWait, "shard-wait", time.Hour, "with --shard: how long a package waits for the blobs other shards upload")
 	c.Flags().BoolVar(&flatten, "flatten", false, "join each repository path below --to HOST/NAMESPACE into one component (a/b/c -> NAMESPACE/a-b-c), for registries that take NAMESPACE/NAME only (Quay, Docker Hub); the lock records where each package went")
 	c.Flags().BoolVar(&installByDigest, "install-by-digest", false, "allow a --to HOST/PREFIX that breaks partially qualified dependency references (Crossplane's org/name): the cluster installs with ferry install's manifests, which pin every package by digest and turn dependency resolution off, so no reference is qualified inside the mirror; the broken references are listed as warnings")
+	c.Flags().BoolVar(&allowDowngrade, "allow-downgrade", false, "with --from-archive: import an archive whose lock is older (a lower serial) than the one --lock already holds; refused with exit code 3 otherwise")
 	c.Flags().StringVar(&from, "from", "", "mirror to mirror: read the lock's packages and mixins from this mirror HOST[/PREFIX] instead of the sources and the feed")
 	return c
 }
@@ -387,13 +235,6 @@ func archiveOptions(toArchive, sincePath, maxSize string) (relocate.ArchiveOptio
 	return out, nil
 }
 
-// progressMoved reports the items an extension mirrored.
-func progressMoved(g *globalFlags, moved []ferry.Moved) {
-	for _, m := range moved {
-		g.progress("mirrored %s %s %s -> %s", m.Format, m.Name, m.Version, m.Mirror)
-	}
-}
-
 // checkMirrorFlags rejects contradictory flags before any registry is
 // contacted: one destination, and an archive import takes no ROOTs.
 func checkMirrorFlags(args []string, to, toArchive, fromArchive string) error {
@@ -417,58 +258,15 @@ func checkMirrorFlags(args []string, to, toArchive, fromArchive string) error {
 	return nil
 }
 
-// lockToMirror returns the lock to mirror: the --lock file as it is, or
-// the closure of ROOTs (or ferry.yaml) locked afresh, keeping versions the
-// existing lock holds. With ROOTs, --lock F names the lock to write.
-// needTo (neither --to nor --to-archive) requires mirror.to from the
-// inputs: it is checked before any registry is contacted.
-func lockToMirror(cmd *cobra.Command, g *globalFlags, env *ferry.Env, args []string, lockPath, version string, needTo bool) (*lock.Lock, *mirrorset.MirrorSet, error) {
-	lockFlag := cmd.Flags().Changed("lock") && len(args) == 0
-	if !lockFlag && len(args) == 0 && !fileExists(mirrorset.DefaultFile) && fileExists(lockPath) {
-		// No inputs to resolve: mirror the lock as it is.
-		lockFlag = true
+// mirrorInputs returns the inputs to lock before mirroring: none (nil)
+// to mirror the --lock file as it is (--lock given without ROOTs, or no
+// ROOTs, no ferry.yaml and a lock there), else the MirrorSet of ROOTs or
+// ferry.yaml and the input file it was read from.
+func mirrorInputs(cmd *cobra.Command, g *globalFlags, args []string, lockPath, version string) (*mirrorset.MirrorSet, string, error) {
+	if len(args) == 0 && (cmd.Flags().Changed("lock") || !fileExists(mirrorset.DefaultFile) && fileExists(lockPath)) {
+		return nil, "", nil
 	}
-	if lockFlag {
-		l, err := lock.Read(lockPath)
-		if err == nil && needTo {
-			err = missingTo(args)
-		}
-		if err == nil && g.config != "" {
-			// --config's mirrors: read the sources from them. The run's
-			// source mirrors are set by the first Sources call.
-			var cfg *mirrorset.MirrorSet
-			if cfg, err = mirrorset.LoadSettings(g.config, formats.All()); err == nil {
-				_, err = env.Sources(cfg)
-			}
-		}
-		return l, nil, err
-	}
-	ms, input, err := g.inputs(args, version)
-	if err != nil {
-		return nil, nil, err
-	}
-	if needTo && ms.Mirror.To == "" {
-		return nil, nil, missingTo(args)
-	}
-	prev, err := readLockIfExists(lockPath)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := guardLock(cmd, args, prev, ms, input, lockPath); err != nil {
-		return nil, nil, err
-	}
-	if prev != nil && prev.Inputs == ms.Digest() {
-		return prev, ms, nil
-	}
-	g.startResolving() // ended before the copy's Reporter starts
-	l, graph, err := env.Lock(cmd.Context(), ms, prev, ferryUpdateNone)
-	g.stopProgress()
-	if err != nil {
-		return nil, nil, err
-	}
-	warn(graph.Warnings)
-	ferry.RecordInput(l, input, lockPath)
-	return l, ms, nil
+	return g.inputs(args, version)
 }
 
 // missingTo is the error of a mirror run with no destination. When the
@@ -498,22 +296,6 @@ func missingTo(args []string) error {
 	return exitcode.BadInput("%s", need)
 }
 
-// finishMirror writes the lock with its mirror locations and reports.
-func finishMirror(g *globalFlags, l *lock.Lock, lockPath string, rep *relocate.Report) error {
-	if err := l.Write(lockPath); err != nil {
-		return fmt.Errorf("writing %s: %w", lockPath, err)
-	}
-	return reportMirror(g, l, rep, "lock "+lockPath)
-}
-
-// brokenLayoutHint adds to a layout refusal the flag that allows it.
-func brokenLayoutHint(err error) error {
-	if !errors.Is(err, relocate.ErrBrokenLayout) {
-		return err
-	}
-	return fmt.Errorf("%w\nor, when the cluster installs with ferry install's manifests (every package pinned by digest, dependency resolution off), pass --install-by-digest", err)
-}
-
 // ignoredWarnings words what a mirror run left behind because the lock
 // does not name it: signatures and referrers of a package's manifests,
 // and an archive's other repositories and tags.
@@ -533,29 +315,10 @@ func ignoredWarnings(rep *relocate.Report) []string {
 	return out
 }
 
-// unrecordedSignatures reports the signatures the trust check verified at
-// the sources that the lock did not record (a lock written before the
-// packages were signed): they are now in the lock and are copied, with a
-// warning that names them. A signed lock (signed, the lock kept as it is)
-// cannot gain them: the run is refused before anything is copied (exit
-// 3), naming ferry lock to record them, or --sign-key to sign the lock
-// this run writes.
-func unrecordedSignatures(lockPath string, added []trust.Unrecorded, signed bool) error {
-	if len(added) == 0 {
-		return nil
+// brokenLayoutHint adds to a layout refusal the flag that allows it.
+func brokenLayoutHint(err error) error {
+	if !errors.Is(err, relocate.ErrBrokenLayout) {
+		return err
 	}
-	lines := make([]string, len(added))
-	for i, u := range added {
-		lines[i] = u.String()
-	}
-	if signed {
-		return exitcode.Mismatchf("%s is signed and does not record %d signatures the trust policy verified at the source (attached after the lock was written), which verify and install would look for in the mirror:\n%s\nrun ferry lock --sign-key cosign.key to record them, or ferry mirror --sign-key cosign.key to sign the lock this run writes",
-			lockPath, len(added), strings.Join(lines, "\n"))
-	}
-	msgs := make([]string, len(added))
-	for i, l := range lines {
-		msgs[i] = fmt.Sprintf("%s did not record %s, which the trust policy verified at the source (attached after the lock was written): recorded and copied; run ferry lock to record signatures when locking", lockPath, l)
-	}
-	warn(msgs)
-	return nil
+	return fmt.Errorf("%w\nor, when the cluster installs with ferry install's manifests (every package pinned by digest, dependency resolution off), pass --install-by-digest", err)
 }

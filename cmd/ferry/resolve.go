@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ferryhq/ferry"
+
 	"github.com/ferryhq/ferry/resolve"
 )
 
@@ -34,14 +36,10 @@ OCI reference or a ferry.yaml; with none, ferry.yaml is read.`,
 				return err
 			}
 			defer env.Close()
-			g.startResolving() // "resolving · packages N read, M queued" on a terminal
-			defer g.stopProgress()
-			graph, err := env.Resolve(cmd.Context(), ms, nil, ferryUpdateNone)
-			g.stopProgress() // the graph prints after the last frame
+			graph, err := ferry.Resolve(cmd.Context(), ferry.ResolveOptions{Env: env, Inputs: ms, Hooks: g.hooks()})
 			if err != nil {
 				return err
 			}
-			warn(graph.Warnings)
 			return resolve.WriteGraph(os.Stdout, graph, g.output)
 		},
 	}

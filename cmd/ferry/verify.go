@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/progress"
 	"github.com/ferryhq/ferry/signature"
-	"github.com/ferryhq/ferry/trust"
 	"github.com/ferryhq/ferry/verify"
 )
 
@@ -68,95 +66,24 @@ code is 3 if there is any.`,
 			if err != nil {
 				return err
 			}
-			if archivePath != "" {
-				// Offline: the archive alone, before any import.
-				rep, info, err := verify.ArchiveDetail(cmd.Context(), archivePath, lockKey)
+			opts := ferry.VerifyOptions{LockPath: lockPath, Archive: archivePath, Mirror: mirror, Deep: deep, Key: key, LockKey: lockKey,
+				Trust: g.trustOptions(), Resolve: reresolve, ResolveSources: reresolveSources, Hooks: g.hooks()}
+			if archivePath == "" { // offline, the archive alone, needs no registry client
+				env, err := g.env()
 				if err != nil {
 					return err
 				}
-				if len(info.Paths) > 1 {
-					g.progress("checked %d parts: %s", len(info.Paths), strings.Join(info.Paths, ", "))
-				}
-				if info.Since != "" {
-					// Not a problem: the import checks them in the mirror.
-					g.progress("incremental archive (--since the lock %s): %d nodes are expected from the earlier import", info.Since, len(info.Expected))
-					for _, e := range info.Expected {
-						g.progress("  expected in the mirror: %s %s (%s, %d bytes)", e.Package, e.Digest, e.MediaType, e.Size)
-					}
-				}
-				return printReport(g, rep, true)
-			}
-			l, sidecar, stale, err := lock.ReadWithMirrors(lockPath)
-			if err != nil {
-				// A lock tampered until it no longer parses is still
-				// first of all a bad signature.
-				if p := unparsableLockSignature(lockPath, lockKey); p != nil {
-					return printReport(g, &verify.Report{Problems: []verify.Problem{*p}}, deep)
-				}
-				return err
-			}
-			env, err := g.env()
-			if err != nil {
-				return err
-			}
-			defer env.Close()
-			opts := verify.Options{Registry: env.Client, Deep: deep, Concurrency: g.jobs, Key: key, LockKey: lockKey, LockFile: lockPath, Formats: env.Formats}
-			if deep {
-				opts.Reporter = g.startProgress()
-				defer g.stopProgress()
-			}
-			// A signed lock's mirror locations are in LOCK.mirror.yaml.
-			if opts.Mirror, err = mirrorFlag(lockMirrorFlag(mirror, sidecar, stale)); err != nil {
-				return err
-			}
-			ms, inputs, err := g.lockInputs(env, l, lockPath)
-			if err != nil {
-				return err
-			}
-			// Inputs that are not here (the far side of an air gap) cannot
-			// be compared; the lock is all there is.
-			if ms != nil {
-				opts.Inputs, opts.InputsFile = ms.Digest(), inputs
-			}
-			if opts.Trust, err = g.trustPolicy(ms, inputs); err != nil {
-				return err
-			}
-			if (reresolve || reresolveSources) && ms == nil {
-				flag := "--resolve"
-				if !reresolve {
-					flag = "--resolve-sources"
-				}
-				return exitcode.BadInput("%s needs the inputs the lock was made from: %s", flag, inputsWhy(inputs))
-			}
-			rep, err := verify.Verify(cmd.Context(), l, opts)
-			g.stopProgress()
-			if err != nil {
-				return err
-			}
-			if opts.Trust.Default == trust.DefaultWarn && len(rep.Untrusted) > 0 {
-				warn([]string{trust.UnmatchedWarning(rep.Untrusted)})
-			}
-			run := env.Run(ferry.Update{})
-			for _, x := range env.Extensions() {
-				if err := x.Verify(cmd.Context(), run, l, opts, rep); err != nil {
+				defer env.Close()
+				if opts.Settings, err = g.settings(); err != nil {
 					return err
 				}
+				opts.Env = env
 			}
-			if reresolve {
-				problems, err := env.ReresolveMirror(cmd.Context(), ms, l, opts.Mirror)
-				if err != nil {
-					return err
-				}
-				rep.Problems = append(rep.Problems, problems...)
+			rep, err := ferry.Verify(cmd.Context(), opts)
+			if err != nil {
+				return flagError(err, args)
 			}
-			if reresolveSources {
-				problems, err := env.Reresolve(cmd.Context(), ms, l)
-				if err != nil {
-					return err
-				}
-				rep.Problems = append(rep.Problems, problems...)
-			}
-			return printReport(g, rep, deep)
+			return printReport(g, rep, deep || archivePath != "")
 		},
 	}
 	c.Flags().StringVar(&lockPath, "lock", lock.DefaultFile, "lock file to verify")
@@ -210,19 +137,6 @@ func loadKey(path string) (*signature.PublicKey, error) {
 		return nil, nil
 	}
 	return signature.LoadPublicKey(path)
-}
-
-// unparsableLockSignature returns the lock's signature problem when key is
-// set and path's signature is missing or does not verify, for a lock that
-// could not be read as one.
-func unparsableLockSignature(path string, key *signature.PublicKey) *verify.Problem {
-	if key == nil {
-		return nil
-	}
-	if _, err := signature.VerifyFile(key, path); signature.IsMismatch(err) {
-		return &verify.Problem{Package: "(lock)", Ref: path + signature.SigSuffix, Kind: verify.ProblemSignature, Detail: err.Error()}
-	}
-	return nil
 }
 
 // inputsWhy says why a lock's inputs cannot be read again.

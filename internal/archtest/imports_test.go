@@ -29,6 +29,8 @@ var formats = []string{
 	"crossplane",
 	"mixin",
 	"images",
+	"helm",
+	"kudo",
 }
 
 // pipeline are the packages that must not import a format package, directly
