@@ -502,7 +502,7 @@ func (env *Env) checkFresh(l *lock.Lock, what, heldPath string, allow bool) erro
 	}
 	err = lock.CheckFresh(what, l.Serial, heldPath, held)
 	if err != nil && allow {
-		env.warn(err.Error() + ": accepted as asked")
+		env.warn(err.Error() + ": accepted, a downgrade was allowed")
 		return nil
 	}
 	return err

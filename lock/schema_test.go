@@ -27,7 +27,7 @@ func TestSchemaMatchesTypes(t *testing.T) {
 	// and a package's `crossplane` attribute.
 	// `untrusted` is ferry lock -o json's alone (the packages no trust
 	// rule matches); the file never holds it.
-	formatOwned := map[string]bool{"mixins": true, "kudo": true, "crossplane": true, "chartDigest": true, "tarballDigest": true, "untrusted": true}
+	formatOwned := map[string]bool{"mixins": true, "kudo": true, "crossplane": true, "chartDigest": true, "tarballDigest": true, "untrusted": true, "warnings": true}
 	without := func(props map[string]json.RawMessage) map[string]json.RawMessage {
 		out := map[string]json.RawMessage{}
 		for k, v := range props {
