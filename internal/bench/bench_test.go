@@ -7,11 +7,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/opencontainers/go-digest"
+
+	"github.com/ferryhq/ferry/resolve"
 )
 
 func TestLayerIsDeterministicTarGzip(t *testing.T) {
@@ -219,5 +223,31 @@ func TestCorruptBlobs(t *testing.T) {
 				t.Fatalf("CorruptBlobs = %d, %v; want %d", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestW6Selection: W6Selected is what ferry's tag selection keeps of
+// W6Tags (W6Range and W6Match), and skopeo's one expression keeps the
+// same tags.
+func TestW6Selection(t *testing.T) {
+	sel := resolve.TagSelection{Ranges: []string{W6Range}, Match: []string{W6Match}}
+	got, err := sel.Select(W6Tags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(got)
+	if !slices.Equal(got, W6Selected) {
+		t.Errorf("ferry selects %v, W6Selected is %v", got, W6Selected)
+	}
+	re := regexp.MustCompile(W6SkopeoRegex)
+	var sk []string
+	for _, tag := range W6Tags {
+		if re.MatchString(tag) {
+			sk = append(sk, tag)
+		}
+	}
+	sort.Strings(sk)
+	if !slices.Equal(sk, W6Selected) {
+		t.Errorf("skopeo's expression selects %v, W6Selected is %v", sk, W6Selected)
 	}
 }

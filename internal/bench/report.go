@@ -123,6 +123,12 @@ func (res *Results) Markdown() string {
 	if res.Mounts != nil {
 		res.writeMounts(&b)
 	}
+	if len(res.W6) > 0 {
+		res.writeW6(&b)
+	}
+	if res.Lean != nil {
+		res.writeLean(&b)
+	}
 	var un []string
 	seen := map[string]bool{}
 	for _, peer := range res.Peers {
@@ -131,7 +137,7 @@ func (res *Results) Markdown() string {
 			un = append(un, fmt.Sprintf("- `%s`: %s", peer.Name, oneLine(peer.Unavailable)))
 		}
 	}
-	for _, rows := range [][]*Row{res.W1, res.W1Lat, res.W1LatDisk, res.W2, res.W3} {
+	for _, rows := range [][]*Row{res.W1, res.W1Lat, res.W1LatDisk, res.W2, res.W3, res.W6} {
 		for _, r := range rows {
 			if r.Failed != "" {
 				un = append(un, fmt.Sprintf("- `%s` %s failed: %s", r.Tool, r.Mode, oneLine(r.Failed)))
