@@ -255,6 +255,27 @@ func (l *ledger) mountSources(ctx context.Context, repo string, d digest.Digest)
 	}
 }
 
+// awaitRepo waits while a copy into repo pushes d: a claim repo owns,
+// taken by another copy into the same repository (mountSources), since a
+// copy asks whether the mirror holds a node before it claims it. A claim
+// ends when the push is recorded or its copy ends (release); another may
+// then be taken, and is waited for in turn.
+func (l *ledger) awaitRepo(ctx context.Context, repo string, d digest.Digest) error {
+	for {
+		l.mu.Lock()
+		c := l.inflight[d]
+		l.mu.Unlock()
+		if c == nil || c.owner != repo {
+			return nil
+		}
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // other returns a repository other than repo that holds d, the first one
 // that got it when it can: "" when there is none. It takes constant time
 // however many repositories hold d (a base layer shared by thousands).
