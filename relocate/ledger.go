@@ -240,12 +240,23 @@ func (l *ledger) mountSources(ctx context.Context, repo string, d digest.Digest)
 			l.mu.Unlock()
 			return []string{src}, nil
 		}
+		if l.have[d][repo] {
+			// Another copy into repo (another tag) pushed d while this
+			// one waited: mount it from repo itself, which a registry
+			// answers at once (distribution links the blob it holds).
+			l.mu.Unlock()
+			return []string{repo}, nil
+		}
 		c := l.inflight[d]
-		if c == nil || c.owner == repo {
+		if c == nil {
 			l.inflight[d] = &claim{owner: repo, done: make(chan struct{})}
 			l.mu.Unlock()
 			return nil, nil
 		}
+		// A claim is never taken over, even by a copy into the same
+		// repository (another tag of it): copies into other
+		// repositories wait on its done, which only its owner's record
+		// or release closes. Taking it over left them waiting forever.
 		l.mu.Unlock()
 		select {
 		case <-c.done:
