@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/opencontainers/go-digest"
 	"go.yaml.in/yaml/v3"
@@ -236,14 +237,16 @@ func RenderInstallWith(pkgs []InstallPackage, prefixes []PrefixRewrite, opts Ren
 }
 
 // secretName is a DNS-1123 subdomain, the form of a Secret's name.
-var secretName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+var secretName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+})
 
 // pullSecretRefs checks the pull secrets' names and drops repeats.
 func pullSecretRefs(names []string) ([]localObjectRef, error) {
 	var refs []localObjectRef
 	seen := map[string]bool{}
 	for _, n := range names {
-		if len(n) > 253 || !secretName.MatchString(n) {
+		if len(n) > 253 || !secretName().MatchString(n) {
 			return nil, fmt.Errorf("pull secret %q is not a Secret name: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters", n)
 		}
 		if !seen[n] {

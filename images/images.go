@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -228,16 +229,16 @@ func (e Entry) check() error {
 }
 
 // validTag is the OCI distribution spec's tag grammar.
-var validTag = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
+var validTag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`) })
 
 // wildcard matches a semver wildcard component ("1.x", "2.*", "x").
-var wildcard = regexp.MustCompile(`(^|\.)[xX*](\.|$)`)
+var wildcard = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|\.)[xX*](\.|$)`) })
 
 // isRange reports whether an item of tags is a semver range rather than
 // an exact tag: it holds an operator, a space, a comma or "||", or a
 // wildcard component, or is not a valid tag.
 func isRange(s string) bool {
-	return strings.ContainsAny(s, "<>=~^*, |") || wildcard.MatchString(s) || !validTag.MatchString(s)
+	return strings.ContainsAny(s, "<>=~^*, |") || wildcard().MatchString(s) || !validTag().MatchString(s)
 }
 
 // split returns the entry's exact tags and digests (as ":TAG" or

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/opencontainers/go-digest"
@@ -162,11 +163,11 @@ func MirrorPath(source string) string {
 }
 
 // tarballVersion matches the version suffix of a tarball's file name.
-var tarballVersion = regexp.MustCompile(`-[0-9][^/]*$`)
+var tarballVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-[0-9][^/]*$`) })
 
 func tarballName(file string) string {
 	file = strings.TrimSuffix(strings.TrimSuffix(file, ".tgz"), ".tar.gz")
-	return tarballVersion.ReplaceAllString(file, "")
+	return tarballVersion().ReplaceAllString(file, "")
 }
 
 // RepoCache opens KUDO repository packages as read-only OCI repositories

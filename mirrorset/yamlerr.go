@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -16,29 +17,40 @@ import (
 // yamlPlaces names, in ferry.yaml's terms, where a value of each Go type
 // sits, and lists the keys it takes: the decoder's messages name Go types
 // ("field x not found in type mirrorset.MirrorSet"), which the user never
-// wrote.
-var yamlPlaces = map[string]struct {
+// wrote. It is built on first use: only a ferry.yaml that fails to
+// decode needs it.
+var yamlPlaces = sync.OnceValue(func() map[string]yamlPlace {
+	return map[string]yamlPlace{
+		"mirrorset.MirrorSet":      {"the top level", reflect.TypeFor[MirrorSet]()},
+		"mirrorset.Package":        {"an entry of packages", reflect.TypeFor[Package]()},
+		"[]mirrorset.Package":      {"packages", nil},
+		"mirrorset.Replace":        {"an entry of replace", reflect.TypeFor[Replace]()},
+		"[]mirrorset.Replace":      {"replace", nil},
+		"mirrorset.plain":          {"an entry of use", reflect.TypeFor[Use]()},
+		"mirrorset.Use":            {"an entry of use", reflect.TypeFor[Use]()},
+		"map[string]mirrorset.Use": {"use", nil},
+		"mirrorset.Mirror":         {"mirror", reflect.TypeFor[Mirror]()},
+		"mirrorset.LockPolicy":     {"lock", reflect.TypeFor[LockPolicy]()},
+		"trust.plain":              {"trust", reflect.TypeFor[trust.Config]()},
+		"trust.RuleConfig":         {"a trust rule", reflect.TypeFor[trust.RuleConfig]()},
+		"[]trust.RuleConfig":       {"trust rules", nil},
+	}
+})
+
+// yamlPlace is where a Go type sits in ferry.yaml and, for a struct, the
+// type whose keys it lists.
+type yamlPlace struct {
 	where string
 	typ   reflect.Type
-}{
-	"mirrorset.MirrorSet":      {"the top level", reflect.TypeFor[MirrorSet]()},
-	"mirrorset.Package":        {"an entry of packages", reflect.TypeFor[Package]()},
-	"[]mirrorset.Package":      {"packages", nil},
-	"mirrorset.Replace":        {"an entry of replace", reflect.TypeFor[Replace]()},
-	"[]mirrorset.Replace":      {"replace", nil},
-	"mirrorset.plain":          {"an entry of use", reflect.TypeFor[Use]()},
-	"mirrorset.Use":            {"an entry of use", reflect.TypeFor[Use]()},
-	"map[string]mirrorset.Use": {"use", nil},
-	"mirrorset.Mirror":         {"mirror", reflect.TypeFor[Mirror]()},
-	"mirrorset.LockPolicy":     {"lock", reflect.TypeFor[LockPolicy]()},
-	"trust.plain":              {"trust", reflect.TypeFor[trust.Config]()},
-	"trust.RuleConfig":         {"a trust rule", reflect.TypeFor[trust.RuleConfig]()},
-	"[]trust.RuleConfig":       {"trust rules", nil},
 }
 
 var (
-	reUnknownField = regexp.MustCompile("^(line \\d+: )?field (\\S+) not found in type (\\S+)$")
-	reCannot       = regexp.MustCompile("^(line \\d+: )?cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
+	reUnknownField = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("^(line \\d+: )?field (\\S+) not found in type (\\S+)$")
+	})
+	reCannot = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("^(line \\d+: )?cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
+	})
 )
 
 // yamlKinds words a YAML tag and the shape a Go type wants.
@@ -62,9 +74,9 @@ func userYAMLError(err error) error {
 }
 
 func userYAMLMessage(msg string) string {
-	if m := reUnknownField.FindStringSubmatch(msg); m != nil {
+	if m := reUnknownField().FindStringSubmatch(msg); m != nil {
 		out := fmt.Sprintf("%sunknown key %q", m[1], m[2])
-		if p, ok := yamlPlaces[m[3]]; ok {
+		if p, ok := yamlPlaces()[m[3]]; ok {
 			out += " in " + p.where
 			if keys := yamlKeys(p.typ); len(keys) > 0 {
 				out += " (known keys: " + strings.Join(keys, ", ") + ")"
@@ -72,7 +84,7 @@ func userYAMLMessage(msg string) string {
 		}
 		return out
 	}
-	if m := reCannot.FindStringSubmatch(msg); m != nil {
+	if m := reCannot().FindStringSubmatch(msg); m != nil {
 		got := yamlKinds[m[2]]
 		if got == "" {
 			got = m[2]
@@ -81,7 +93,7 @@ func userYAMLMessage(msg string) string {
 			got += fmt.Sprintf(" (%s)", m[3])
 		}
 		out := fmt.Sprintf("%sgot %s", m[1], got)
-		if p, ok := yamlPlaces[m[4]]; ok {
+		if p, ok := yamlPlaces()[m[4]]; ok {
 			out += " for " + p.where
 		}
 		return out + ", want " + wantKind(m[4])

@@ -205,6 +205,13 @@ type knownTarget struct {
 // Exists reports whether desc is in the repository, asking within the
 // run's metadata slots.
 func (t *knownTarget) Exists(ctx context.Context, desc ocispec.Descriptor) (bool, error) {
+	// Another copy into this repository (another tag of it) may be
+	// pushing the blob now: wait for it, and find it held, rather than
+	// push the same bytes again (W6: 6 tags of a repository sharing two
+	// layers, copied at once, pushed them up to 6 times).
+	if err := t.led.awaitRepo(ctx, t.name, desc.Digest); err != nil {
+		return false, err
+	}
 	if t.led.holds(t.name, desc.Digest) {
 		return true, nil
 	}

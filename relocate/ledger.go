@@ -240,17 +240,49 @@ func (l *ledger) mountSources(ctx context.Context, repo string, d digest.Digest)
 			l.mu.Unlock()
 			return []string{src}, nil
 		}
+		if l.have[d][repo] {
+			// Another copy into repo (another tag) pushed d while this
+			// one waited: mount it from repo itself, which a registry
+			// answers at once (distribution links the blob it holds).
+			l.mu.Unlock()
+			return []string{repo}, nil
+		}
 		c := l.inflight[d]
-		if c == nil || c.owner == repo {
+		if c == nil {
 			l.inflight[d] = &claim{owner: repo, done: make(chan struct{})}
 			l.mu.Unlock()
 			return nil, nil
 		}
+		// A claim is never taken over, even by a copy into the same
+		// repository (another tag of it): copies into other
+		// repositories wait on its done, which only its owner's record
+		// or release closes. Taking it over left them waiting forever.
 		l.mu.Unlock()
 		select {
 		case <-c.done:
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		}
+	}
+}
+
+// awaitRepo waits while a copy into repo pushes d: a claim repo owns,
+// taken by another copy into the same repository (mountSources), since a
+// copy asks whether the mirror holds a node before it claims it. A claim
+// ends when the push is recorded or its copy ends (release); another may
+// then be taken, and is waited for in turn.
+func (l *ledger) awaitRepo(ctx context.Context, repo string, d digest.Digest) error {
+	for {
+		l.mu.Lock()
+		c := l.inflight[d]
+		l.mu.Unlock()
+		if c == nil || c.owner != repo {
+			return nil
+		}
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }

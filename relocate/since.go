@@ -68,7 +68,7 @@ func sinceOmit(ctx context.Context, old *lock.Lock, oldData []byte, store *oci.S
 		}
 	}
 	named := map[digest.Digest]bool{}
-	for _, m := range digestRE.FindAllString(string(oldData), -1) {
+	for _, m := range digestRE().FindAllString(string(oldData), -1) {
 		named[digest.Digest(m)] = true
 	}
 	tags, err := client.ListTags(ctx, store)
@@ -96,7 +96,7 @@ func sinceOmit(ctx context.Context, old *lock.Lock, oldData []byte, store *oci.S
 	return omit, nil
 }
 
-var digestRE = regexp.MustCompile(`sha256:[0-9a-f]{64}`)
+var digestRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`sha256:[0-9a-f]{64}`) })
 
 // walkNodes adds desc and every node below it to into. A node whose
 // content cannot be found is added without its children: what is not

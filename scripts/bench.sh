@@ -8,12 +8,15 @@
 #   BENCH_RUNS=N          runs per timed figure, median reported (default 3)
 #   BENCH_SCALE=F         multiplies W1's 40 repositories and W2's 1,000 packages (default 1)
 #   BENCH_FULL=1          W3 with PRODUCT.md's 2 GiB layer (default 512 MiB)
-#   BENCH_WORKLOADS=LIST  comma-separated subset of w1,w1lat,w2,w3,helm,faults,scale,mounts (w1 includes W4 and
+#   BENCH_WORKLOADS=LIST  comma-separated subset of w1,w1lat,w2,w3,helm,faults,scale,mounts,w6,lean (w1 includes W4 and
 #                         the bound, w1lat is W1 with 20 ms per request on both sides
 #                         (mirrors in /dev/shm, then on disk), helm is W5,
 #                         scale is 40/200/1,000 repositories against crane, resolution of 1,000 and
 #                         10,000 packages and bookkeeping up to 30,000, mounts is 200 repositories
-#                         onto a registry refusing cross-repository mounts)
+#                         onto a registry refusing cross-repository mounts, w6 is image sync against
+#                         skopeo sync and regsync, lean is ferry version, binary size, package count
+#                         and cold build against crane)
+#   BENCH_COLD_BUILD=0    lean without the cold builds (empty GOCACHE; many minutes on 2 cores)
 #   BENCH_FAULT_SEEDS=N   seeds of the fault benchmark, one first run per tool each (default 10)
 #   BENCH_OUT=FILE        report to write (default BENCHMARKS.md)
 #   BENCH_WORK=DIR        keep registries and logs there instead of a removed temp dir
@@ -29,6 +32,7 @@ reasons="$tools/unavailable.tsv"
 # release the bench was written against; regctl likewise.
 CRANE_MODULE=github.com/google/go-containerregistry/cmd/crane@v0.22.1
 REGCTL_MODULE=github.com/regclient/regclient/cmd/regctl@v0.11.7
+REGSYNC_MODULE=github.com/regclient/regclient/cmd/regsync@v0.11.7
 ORAS_MODULE=oras.land/oras/cmd/oras@latest
 
 # install_go BIN MODULE@VERSION: go install into bin/bench-tools once. A
@@ -52,6 +56,7 @@ install_go() {
 }
 install_go crane "$CRANE_MODULE"
 install_go regctl "$REGCTL_MODULE"
+install_go regsync "$REGSYNC_MODULE"
 install_go oras "$ORAS_MODULE"
 
 # skopeo and GNU time (peak RSS) come from Debian.
@@ -74,10 +79,16 @@ runs=${BENCH_RUNS:-3}
 scale=${BENCH_SCALE:-1}
 w3=512
 [ "${BENCH_FULL:-}" = 1 ] && w3=2048
-workloads=${BENCH_WORKLOADS:-w1,w1lat,w2,w3,helm,faults,scale,mounts}
+workloads=${BENCH_WORKLOADS:-w1,w1lat,w2,w3,helm,faults,scale,mounts,w6,lean}
 fault_seeds=${BENCH_FAULT_SEEDS:-10}
 desc="make bench"
-for v in BENCH_RUNS BENCH_SCALE BENCH_FULL BENCH_WORKLOADS BENCH_FAULT_SEEDS; do
+cold_build=true
+[ "${BENCH_COLD_BUILD:-}" = 0 ] && cold_build=false
+# crane's source, for lean's package count and cold build: the module
+# crane was installed from, from the module cache.
+crane_src=$(go mod download -json "${CRANE_MODULE%%/cmd/crane@*}@${CRANE_MODULE##*@}" 2>/dev/null |
+  sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' || true)
+for v in BENCH_RUNS BENCH_SCALE BENCH_FULL BENCH_WORKLOADS BENCH_FAULT_SEEDS BENCH_COLD_BUILD; do
   [ -n "${!v:-}" ] && desc="$v=${!v} $desc"
 done
 
@@ -88,4 +99,5 @@ PATH="$tools:$PATH" go run ./internal/cmd/bench \
   --ferry bin/ferry \
   --out "${BENCH_OUT:-BENCHMARKS.md}" \
   --runs "$runs" --scale "$scale" --w3-mib "$w3" --workloads "$workloads" --fault-seeds "$fault_seeds" \
+  --crane-src "$crane_src" --cold-build="$cold_build" \
   --unavailable "$reasons" --command "$desc" "${work_args[@]}"

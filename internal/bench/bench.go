@@ -58,8 +58,14 @@ type Config struct {
 	// Scale.Shape's repositories.
 	Scale  ScaleSpec
 	Mounts MountsSpec
+	// W6 sizes workload W6, image sync (issue 27 point 6).
+	W6 W6Spec
+	// Lean configures the lean-binary rows (issue 29 point 4).
+	Lean LeanSpec
 	// Workloads selects "w1" (with W4), "w1lat" (W1 through proxies
-	// adding W1Delay), "w2", "w3", "helm" (W5) and "faults"; empty is all.
+	// adding W1Delay), "w2", "w3", "helm" (W5), "faults", "scale",
+	// "mounts", "w6" (image sync) and "lean" (issue 29's fixed costs
+	// against crane); empty is all.
 	Workloads []string
 	// Reasons says why the setup script could not install a peer, by its
 	// binary name.
@@ -201,6 +207,14 @@ type Results struct {
 	// is the same with the mirrors' storage on disk, in Config.Work.
 	W1Lat     []*Row `json:"w1Lat"`
 	W1LatDisk []*Row `json:"w1LatDisk,omitempty"`
+	// W6 is image sync (issue 27 point 6): W6Gen its generation time,
+	// W6Unique the selected images' unique bytes.
+	W6       []*Row `json:"w6,omitempty"`
+	W6Gen    time.Duration
+	W6Unique int64
+	// Lean holds the lean-binary figures (issue 29 point 4), nil when not
+	// run.
+	Lean *LeanResults `json:"lean,omitempty"`
 	// w1Refs are W1's generated images, once generated.
 	w1Refs []Ref
 }
@@ -262,6 +276,11 @@ func RunAll(ctx context.Context, cfg Config) (*Results, error) {
 			}
 		}
 	}
+	if cfg.wants("w6") && cfg.W6.Repos > 0 {
+		if err := res.runW6(ctx, c); err != nil {
+			return res, err
+		}
+	}
 	if cfg.wants("w2") {
 		if err := res.runW2(ctx, c); err != nil {
 			return res, err
@@ -281,6 +300,10 @@ func RunAll(ctx context.Context, cfg Config) (*Results, error) {
 		if err := res.runFaults(ctx, c); err != nil {
 			return res, err
 		}
+	}
+	// Last: the cold builds load the machine for minutes.
+	if cfg.wants("lean") {
+		res.runLean(ctx)
 	}
 	return res, nil
 }

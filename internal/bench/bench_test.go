@@ -7,11 +7,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opencontainers/go-digest"
+
+	"github.com/ferryhq/ferry/resolve"
 )
 
 func TestLayerIsDeterministicTarGzip(t *testing.T) {
@@ -219,5 +224,64 @@ func TestCorruptBlobs(t *testing.T) {
 				t.Fatalf("CorruptBlobs = %d, %v; want %d", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestW6Selection: W6Selected is what ferry's tag selection keeps of
+// W6Tags (W6Range and W6Match), and skopeo's one expression keeps the
+// same tags.
+func TestW6Selection(t *testing.T) {
+	sel := resolve.TagSelection{Ranges: []string{W6Range}, Match: []string{W6Match}}
+	got, err := sel.Select(W6Tags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(got)
+	if !slices.Equal(got, W6Selected) {
+		t.Errorf("ferry selects %v, W6Selected is %v", got, W6Selected)
+	}
+	re := regexp.MustCompile(W6SkopeoRegex)
+	var sk []string
+	for _, tag := range W6Tags {
+		if re.MatchString(tag) {
+			sk = append(sk, tag)
+		}
+	}
+	sort.Strings(sk)
+	if !slices.Equal(sk, W6Selected) {
+		t.Errorf("skopeo's expression selects %v, W6Selected is %v", sk, W6Selected)
+	}
+}
+
+// TestMarkdownW6AndLean renders W6 and the lean rows from made-up
+// samples: ferry's ratio to the fastest peer and each target's verdict.
+func TestMarkdownW6AndLean(t *testing.T) {
+	s := func(wall time.Duration, rss int64, up int64) Sample {
+		return Sample{Wall: wall, MaxRSS: rss, Stats: Stats{BytesUp: up, Requests: 10}}
+	}
+	res := &Results{Config: Config{Runs: 1, Parallel: 8, W6: W6Spec{Repos: 20}, W3Size: 128 * MiB}}
+	res.W6 = []*Row{
+		{Tool: "ferry mirror", Mode: "-j 8", DigestsOK: true, Samples: []Sample{s(2*time.Second, 50*MiB, 10*MiB)}, Rerun: []Sample{s(time.Second, 50*MiB, 0)}},
+		{Tool: "skopeo sync", Mode: "sequential", DigestsOK: true, Samples: []Sample{s(40*time.Second, 50*MiB, 10*MiB)}, Rerun: []Sample{s(time.Second, 50*MiB, 0)}},
+		{Tool: "regsync once", Mode: "parallel: 8", DigestsOK: true, Samples: []Sample{s(5*time.Second, 50*MiB, 10*MiB)}, Rerun: []Sample{s(time.Second, 50*MiB, 0)}},
+	}
+	res.Lean = &LeanResults{
+		FerryVersion: []Sample{s(60*time.Millisecond, 40*MiB, 0)}, CraneVersion: []Sample{s(10*time.Millisecond, 11*MiB, 0)},
+		FerryBinary: 80 * MiB, CraneBinary: 17 * MiB, FerryPackages: 900, CranePackages: 28,
+		FerryBuild: &Sample{CPU: 400 * time.Second}, CraneBuild: &Sample{CPU: 70 * time.Second},
+	}
+	md := res.Markdown()
+	for _, want := range []string{
+		"ferry took 0.40× the time of the fastest peer, regsync once parallel: 8 (target ≤ 0.5×: met)",
+		"| `version` wall time | 0.060 s | 0.010 s | 6.00× | ≤ 2× | **not met** |",
+		"| cold build CPU (user+sys; wall) | 400 s (0 s) | 70 s (0 s) | 5.71× | ≤ 2.5× | **not met** |",
+		"| third-party packages linked | 900 | 28 | 32× | | |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(md)
 	}
 }

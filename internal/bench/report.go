@@ -123,6 +123,12 @@ func (res *Results) Markdown() string {
 	if res.Mounts != nil {
 		res.writeMounts(&b)
 	}
+	if len(res.W6) > 0 {
+		res.writeW6(&b)
+	}
+	if res.Lean != nil {
+		res.writeLean(&b)
+	}
 	var un []string
 	seen := map[string]bool{}
 	for _, peer := range res.Peers {
@@ -131,7 +137,7 @@ func (res *Results) Markdown() string {
 			un = append(un, fmt.Sprintf("- `%s`: %s", peer.Name, oneLine(peer.Unavailable)))
 		}
 	}
-	for _, rows := range [][]*Row{res.W1, res.W1Lat, res.W1LatDisk, res.W2, res.W3} {
+	for _, rows := range [][]*Row{res.W1, res.W1Lat, res.W1LatDisk, res.W2, res.W3, res.W6} {
 		for _, r := range rows {
 			if r.Failed != "" {
 				un = append(un, fmt.Sprintf("- `%s` %s failed: %s", r.Tool, r.Mode, oneLine(r.Failed)))
@@ -149,7 +155,7 @@ func (res *Results) Markdown() string {
 		p("\n")
 	}
 	p("## Re-running\n\n")
-	p("```sh\nmake bench                     # all workloads, BENCHMARKS.md rewritten\nBENCH_RUNS=5 make bench        # more runs per figure\nBENCH_SCALE=0.25 make bench    # W1 with 10 repositories, W2 with 250 packages\nBENCH_FULL=1 make bench        # W3 with PRODUCT.md's 2 GiB layer\nBENCH_WORKLOADS=w2 make bench  # one workload (w1 includes W4; w1lat is W1 with latency; helm is W5)\nBENCH_FAULT_SEEDS=20 make bench  # more seeds in the fault benchmark\n```\n")
+	p("```sh\nmake bench                     # all workloads, BENCHMARKS.md rewritten\nBENCH_RUNS=5 make bench        # more runs per figure\nBENCH_SCALE=0.25 make bench    # W1 with 10 repositories, W2 with 250 packages\nBENCH_FULL=1 make bench        # W3 with PRODUCT.md's 2 GiB layer\nBENCH_WORKLOADS=w2 make bench  # one workload (w1 includes W4; w1lat is W1 with latency; helm is W5)\nBENCH_FAULT_SEEDS=20 make bench  # more seeds in the fault benchmark\nBENCH_WORKLOADS=w6,lean make bench  # image sync (W6) and the lean-binary rows against crane\nBENCH_COLD_BUILD=0 make bench  # without the cold builds (empty GOCACHE; many minutes on 2 cores)\n```\n")
 	return b.String()
 }
 

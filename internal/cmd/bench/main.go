@@ -36,7 +36,10 @@ func main() {
 	scale := flag.Float64("scale", 1, "multiplies W1's 40 repositories and W2's 1,000 packages")
 	w3MiB := flag.Int64("w3-mib", 512, "W3's layer size in MiB (PRODUCT.md: 2048)")
 	parallel := flag.Int("parallel", 8, "peers' xargs -P and ferry's -j in the parallel mode")
-	workloads := flag.String("workloads", "w1,w1lat,w2,w3,helm,faults,scale,mounts", "comma-separated workloads to run: w1 (with W4 and the bound), w1lat (W1 with 20 ms per request on both sides), w2, w3, helm (W5: a Helm chart closure), faults, scale (40/200/1,000 repositories against crane, resolution of 1,000 and 10,000 packages, bookkeeping up to 30,000), mounts (200 repositories onto a registry refusing mounts)")
+	workloads := flag.String("workloads", "w1,w1lat,w2,w3,helm,faults,scale,mounts,w6,lean", "comma-separated workloads to run: w1 (with W4 and the bound), w1lat (W1 with 20 ms per request on both sides), w2, w3, helm (W5: a Helm chart closure), faults, scale (40/200/1,000 repositories against crane, resolution of 1,000 and 10,000 packages, bookkeeping up to 30,000), mounts (200 repositories onto a registry refusing mounts), w6 (image sync: 20 repositories × 12 tags against skopeo sync and regsync), lean (ferry version, binary size, packages and cold build against crane)")
+	craneSrc := flag.String("crane-src", "", "crane's module source directory (go-containerregistry), for lean's package count and cold build")
+	coldBuild := flag.Bool("cold-build", true, "lean: build ferry and crane once each with an empty build cache (minutes)")
+	versionRounds := flag.Int("version-rounds", 21, "lean: alternating rounds of ferry version and crane version")
 	faultSeeds := flag.Int("fault-seeds", 10, "seeds of the fault benchmark: one first run per tool per seed")
 	faultRate := flag.Float64("fault-rate", 0.10, "fraction of requests the fault benchmark's proxies give a fault")
 	reasons := flag.String("unavailable", "", "file of \"TOOL<TAB>REASON\" lines for peers the setup could not install")
@@ -97,6 +100,10 @@ func main() {
 			Bookkeeping: []int{1000, 10000, 30000},
 		},
 		Mounts: bench.MountsSpec{Repos: 200},
+		// W6: issue 27 point 6, 20 repositories × 12 tags whatever the
+		// scale.
+		W6:   bench.W6Spec{Repos: 20, Base: 1 * bench.MiB, PerRepo: 256 << 10, PerTag: 64 << 10},
+		Lean: bench.LeanSpec{VersionRounds: *versionRounds, Repo: repoRoot(), CraneSrc: *craneSrc, ColdBuild: *coldBuild},
 		Faults: bench.FaultSpec{
 			W1:       bench.W1Spec{Repos: max(2, int(math.Round(10**scale))), Base: 8 * bench.MiB, Unique1: 1 * bench.MiB, Unique2: 4 * bench.MiB},
 			Seeds:    *faultSeeds,
@@ -130,6 +137,19 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
+}
+
+// repoRoot is the working directory when it is ferry's module root
+// (make bench runs there), else empty.
+func repoRoot() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	if b, err := os.ReadFile(filepath.Join(wd, "go.mod")); err != nil || !strings.Contains(string(b), "module github.com/ferryhq/ferry\n") {
+		return ""
+	}
+	return wd
 }
 
 // readReasons reads "TOOL<TAB>REASON" lines; a missing file is no reasons.
