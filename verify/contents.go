@@ -69,6 +69,13 @@ func Contents(ctx context.Context, fetcher content.Fetcher, formats []format.For
 			// The format's kinds are enough to judge the kind; reading
 			// the package again (a chart's archive) is not needed.
 			if k, ok := f.(kinded); ok && !slices.Contains(k.Kinds(), p.Kind) {
+				// Match is a first look (a Crossplane package may be any
+				// image or index): on a disagreement the format reads the
+				// package, as resolution did, and one that is not its
+				// package (no package.yaml) is left to the next format.
+				if _, err := r.Read(ctx, fetcher, root, raw); errors.Is(err, format.ErrNotPackage) {
+					continue
+				}
 				add(ProblemKind, "the manifest is a %s package (%s), the lock has kind %q", f.Name(), strings.Join(k.Kinds(), " or "), p.Kind)
 			}
 			return out
