@@ -126,7 +126,7 @@ func pushPlatformImage(ctx context.Context, store content.Storage, p *ocispec.Pl
 				ocispec.AnnotationLicenses: "Apache-2.0",
 			},
 		},
-		RootFS: ocispec.RootFS{Type: "layers", DiffIDs: []digest.Digest{diffID}},
+		RootFS:  ocispec.RootFS{Type: "layers", DiffIDs: []digest.Digest{diffID}},
 		History: []ocispec.History{{Created: &created, CreatedBy: "ferry internal/cmd/release image", Comment: "static ferry binary, CA bundle, passwd"}},
 	}
 	configDesc, err := pushJSON(ctx, store, ocispec.MediaTypeImageConfig, config)
