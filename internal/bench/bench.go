@@ -232,7 +232,7 @@ func RunAll(ctx context.Context, cfg Config) (*Results, error) {
 		res.Notes = append(res.Notes, "GNU time (/usr/bin/time) was not found: peak RSS figures are wait4's ru_maxrss, which Linux floors at the benchmark driver's own RSS.")
 	}
 	if out := Run(ctx, "", nil, nil, cfg.Ferry, "version"); out.Err == nil {
-		res.Ferry = strings.TrimSpace(string(out.Stdout))
+		res.Ferry, _, _ = strings.Cut(strings.TrimSpace(string(out.Stdout)), "\n") // the first line: ferry VERSION
 	}
 	res.Peers = Peers(ctx, cfg.Reasons, cfg.Work)
 	c, err := client.New(client.Options{})
