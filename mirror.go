@@ -288,6 +288,12 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorResult, error) {
 
 // progress reports one package mirrored.
 func (o MirrorOptions) progress(r relocate.PackageResult) {
+	if o.ToArchive != "" {
+		// The package went into the archive, under its own name there:
+		// the line names the archive, not that name.
+		o.Hooks.logf("archived %s -> %s (%s; copied %d, skipped %d)", r.Source, o.ToArchive, r.Digest, r.Copied, r.Skipped)
+		return
+	}
 	o.Hooks.logf("mirrored %s -> %s (%s; copied %d, mounted %d, skipped %d)", r.Source, r.Mirror, r.Digest, r.Copied, r.Mounted, r.Skipped)
 }
 

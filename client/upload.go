@@ -14,8 +14,13 @@ import (
 	"oras.land/oras-go/v2/registry/remote/auth"
 )
 
-// CancelTimeout bounds an Upload's Cancel.
-const CancelTimeout = 10 * time.Second
+// CancelTimeout bounds an Upload's Cancel; InterruptedCancelTimeout
+// bounds it once the run itself was cancelled (Ctrl-C), so that ferry
+// exits promptly even when the registry does not answer.
+const (
+	CancelTimeout            = 10 * time.Second
+	InterruptedCancelTimeout = 2 * time.Second
+)
 
 // Upload is a blob upload session a registry has opened (POST
 // /v2/NAME/blobs/uploads/, answered 202 with a Location), waiting for the
@@ -143,7 +148,11 @@ func (u *Upload) Put(ctx context.Context, desc ocispec.Descriptor, r io.Reader) 
 // done, for CancelTimeout at most: a registry that keeps the session
 // drops it when it goes stale.
 func (u *Upload) Cancel(ctx context.Context) {
-	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), CancelTimeout)
+	timeout := CancelTimeout
+	if ctx.Err() != nil {
+		timeout = InterruptedCancelTimeout
+	}
+	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer stop()
 	ctx = auth.AppendRepositoryScope(ctx, u.repo.Reference, auth.ActionPull, auth.ActionPush)
 	deleteSession(ctx, doer(u.repo), u.location, u.authorization)

@@ -83,7 +83,7 @@ func (e *earlyUploads) open(ctx context.Context, d digest.Digest) *earlyUpload {
 
 // cleanupGrace is how long a session being opened, or cancelled, may
 // take once its copy has failed or been interrupted.
-const cleanupGrace = 10 * time.Second
+const cleanupGrace = 3 * time.Second
 
 // take returns the session opened for d, waiting for it to open, or nil
 // when none was (or it is already taken).

@@ -37,9 +37,13 @@ mixins:
 platforms: [linux/amd64]
 `)
 	env.MustRun("lock")
-	env.MustRun("mirror", "--to-archive", "closure.tar")
+	r := env.MustRun("mirror", "--to-archive", "closure.tar")
 	if _, err := os.Stat(env.Path("closure.tar")); err != nil {
 		t.Fatal(err)
+	}
+	// Each package's line names the archive it went into, not a mirror.
+	if !strings.Contains(r.Stderr, "archived ") || !strings.Contains(r.Stderr, " -> closure.tar (") || strings.Contains(r.Stderr, "mirrored ") {
+		t.Errorf("--to-archive's lines do not name the archive:\n%s", r.Stderr)
 	}
 	names := tarNames(t, env.Path("closure.tar"))
 	for _, want := range []string{"oci-layout", "index.json", "ferry.lock"} {
