@@ -69,6 +69,14 @@ func Contents(ctx context.Context, fetcher content.Fetcher, formats []format.For
 			// The format's kinds are enough to judge the kind; reading
 			// the package again (a chart's archive) is not needed.
 			if k, ok := f.(kinded); ok && !slices.Contains(k.Kinds(), p.Kind) {
+				// Match may claim what is not the format's package (a
+				// Crossplane reader claims any index of images, the
+				// form a multi-platform xpkg takes): before reporting a
+				// disagreement, the format reads it, and a plain image
+				// index is left to the other formats.
+				if _, err := r.Read(ctx, fetcher, root, raw); errors.Is(err, format.ErrNotPackage) {
+					continue
+				}
 				add(ProblemKind, "the manifest is a %s package (%s), the lock has kind %q", f.Name(), strings.Join(k.Kinds(), " or "), p.Kind)
 			}
 			return out

@@ -192,7 +192,9 @@ var matrixStages = []matrixStage{
 		return []string{"mirror", "--from-archive", "c.tar", "--lock", "a.lock", "--to", m + "/a"}
 	}},
 	{"verify archive import", func(string) []string { return []string{"verify", "--deep", "--lock", "a.lock"} }},
-	{"mirror to mirror", func(m string) []string { return []string{"mirror", "--lock", "ferry.lock", "--from", m + "/m", "--to", m + "/mm"} }},
+	{"mirror to mirror", func(m string) []string {
+		return []string{"mirror", "--lock", "ferry.lock", "--from", m + "/m", "--to", m + "/mm"}
+	}},
 	{"verify mirror to mirror", func(m string) []string { return []string{"verify", "--deep", "--mirror", m + "/mm"} }},
 }
 
