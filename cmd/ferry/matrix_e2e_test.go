@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/ferryhq/ferry/internal/cosigntest"
 	"github.com/ferryhq/ferry/internal/fixture"
 	"github.com/ferryhq/ferry/internal/registrytest"
+	"github.com/ferryhq/ferry/kudo"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/mixin/mixintest"
 	"github.com/ferryhq/ferry/signature"
@@ -120,6 +122,30 @@ var matrixKinds = []matrixKind{
 		r := newKudoE2ERepo(t, []kudoE2EOperator{{name: "zk", opv: "0.1.0", templates: map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: zk}\n"}}})
 		return fmt.Sprintf("operators:\n  - package: zk\n    repo: test\nkudo:\n  repositories: {test: %q}\n", r.URL), "", ocispec.Descriptor{}
 	}},
+	{name: "kudo-operator-oci", push: func(t *testing.T, host string) (string, string, ocispec.Descriptor) {
+		ctx := context.Background()
+		repo := host + "/kudo/zk"
+		zk := kudoE2EOperator{name: "zk", app: "3.6.2", opv: "0.1.0"}
+		blobs, desc, err := kudo.Artifact(kudoE2ETarball(t, zk), kudo.Config{Name: "zk", AppVersion: "3.6.2", OperatorVersion: "0.1.0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := matrixRepo(t, repo)
+		for d, b := range blobs { // the manifest last
+			if d != desc.Digest {
+				if err := r.Push(ctx, ocispec.Descriptor{MediaType: "application/octet-stream", Digest: d, Size: int64(len(b))}, bytes.NewReader(b)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := r.Push(ctx, desc, bytes.NewReader(blobs[desc.Digest])); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Tag(ctx, desc, zk.tag()); err != nil {
+			t.Fatal(err)
+		}
+		return "packages:\n  - ref: " + repo + ":" + zk.tag() + "\n", repo, desc
+	}},
 	{name: "image", push: func(t *testing.T, host string) (string, string, ocispec.Descriptor) {
 		repo := host + "/acme/img"
 		r := matrixRepo(t, repo)
@@ -211,21 +237,26 @@ type matrixVerdict struct {
 // a KUDO operator from a repository is outside any registry and carries
 // no cosign signature in any layout, so only its "none" row exists.
 func verdict(kind matrixKind, l matrixLayout, stage string) (v matrixVerdict, ok bool) {
-	unsigned := l.sign == nil || kind.name == "kudo-operator-repository"
 	switch {
 	case kind.name == "kudo-operator-repository" && l.sign != nil:
 		return v, false
-	case unsigned && stage == "lock":
+	case l.sign == nil && stage == "lock":
 		return matrixVerdict{3, []string{"trust", "no signature of", "(required)"}}, true
-	case unsigned:
+	case l.sign == nil:
 		return v, false // no lock was written: the stages after lock do not run
+	}
+	if stage == "verify" {
+		// The signature the rule verified at the source is recorded in
+		// the lock and verified again in the mirror.
+		return matrixVerdict{0, []string{"1 signatures"}}, true
 	}
 	return matrixVerdict{code: 0}, true
 }
 
 // TestE2EClosureMatrix is issue 28 point 2's table: every package kind
-// (Porter bundle, Crossplane package, Helm chart in OCI, KUDO operator from
-// a repository, image, image index, and mixins from a feed) × every
+// (Porter bundle, Crossplane package, Helm chart in OCI, KUDO operator as
+// an OCI artifact and from a repository, image, image index, and mixins
+// from a feed) × every
 // signature layout (classic .sig, Sigstore bundle via the referrers API,
 // bundle via the referrers tag-schema fallback, keyless, none) × every
 // stage (lock, mirror to a registry, verify, verify --deep, install,
