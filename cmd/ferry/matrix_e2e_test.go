@@ -19,6 +19,7 @@ import (
 	"github.com/ferryhq/ferry/internal/fixture"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/kudo"
+	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/mixin/mixintest"
 	"github.com/ferryhq/ferry/signature"
@@ -37,8 +38,9 @@ const (
 // signature at the source.
 type matrixLayout struct {
 	name string
-	// registry starts a source or mirror registry and returns its host.
-	registry func(t testing.TB) string
+	// registry starts a source or mirror registry and returns its host
+	// and, for distribution, the registry (whose storage a row corrupts).
+	registry func(t testing.TB) (string, *registrytest.Registry)
 	// sign signs ref (HOST/REPO@DIGEST, manifest desc) at the source;
 	// nil: the package stays unsigned.
 	sign func(t *testing.T, w *matrixWorld, ref string, desc ocispec.Descriptor)
@@ -56,16 +58,16 @@ type matrixLayout struct {
 // Sigstore bundle (Fulcio certificate, Rekor entry, timestamp from an
 // offline virtual Sigstore) attached as cosign v3 attaches it; and none.
 var matrixLayouts = []matrixLayout{
-	{name: "classic", registry: distributionHost, sign: func(t *testing.T, w *matrixWorld, ref string, _ ocispec.Descriptor) {
+	{name: "classic", registry: matrixDistribution, sign: func(t *testing.T, w *matrixWorld, ref string, _ ocispec.Descriptor) {
 		cosigntest.V2(t).SignImage(t, w.key, ref)
 	}},
-	{name: "bundle-referrers-api", registry: registrytest.NewReferrersAPI, sign: func(t *testing.T, w *matrixWorld, ref string, _ ocispec.Descriptor) {
+	{name: "bundle-referrers-api", registry: matrixReferrersAPI, sign: func(t *testing.T, w *matrixWorld, ref string, _ ocispec.Descriptor) {
 		cosigntest.V3(t).SignImage(t, w.key, ref)
 	}},
-	{name: "bundle-tag-schema-fallback", registry: distributionHost, sign: func(t *testing.T, w *matrixWorld, ref string, _ ocispec.Descriptor) {
+	{name: "bundle-tag-schema-fallback", registry: matrixDistribution, sign: func(t *testing.T, w *matrixWorld, ref string, _ ocispec.Descriptor) {
 		cosigntest.V2(t).SignImage(t, w.key, ref, "--new-bundle-format")
 	}},
-	{name: "keyless", registry: distributionHost, keyless: true, sign: func(t *testing.T, w *matrixWorld, ref string, desc ocispec.Descriptor) {
+	{name: "keyless", registry: matrixDistribution, keyless: true, sign: func(t *testing.T, w *matrixWorld, ref string, desc ocispec.Descriptor) {
 		w.mu.Lock()
 		b, err := w.keyless.SignImage(matrixSubject, matrixIssuer, desc.Digest, cosigntest.SignPredicateType)
 		w.mu.Unlock()
@@ -77,7 +79,16 @@ var matrixLayouts = []matrixLayout{
 			t.Fatal(err)
 		}
 	}},
-	{name: "none", registry: distributionHost},
+	{name: "none", registry: matrixDistribution},
+}
+
+func matrixDistribution(t testing.TB) (string, *registrytest.Registry) {
+	r := registrytest.New(t)
+	return r.Host, r
+}
+
+func matrixReferrersAPI(t testing.TB) (string, *registrytest.Registry) {
+	return registrytest.NewReferrersAPI(t), nil
 }
 
 // matrixKind is one package kind: push builds its fixture in a source
@@ -85,9 +96,15 @@ var matrixLayouts = []matrixLayout{
 // repository its root manifest is in and that manifest's descriptor. A
 // kind outside any registry (KUDO repository, mixin feed) returns an
 // empty repository: it cannot carry a cosign signature.
+//
+// rollback (issue 30) pushes, in a repository of its own, a release
+// tagged with its own version and with a higher one, and returns the
+// ferry.yaml section that selects the higher tag (or a range reaching it)
+// and the key words of the refusal naming both.
 type matrixKind struct {
-	name string
-	push func(t *testing.T, host string) (section, repo string, root ocispec.Descriptor)
+	name     string
+	push     func(t *testing.T, host string) (section, repo string, root ocispec.Descriptor)
+	rollback func(t *testing.T, host string) (section string, words []string)
 }
 
 var matrixKinds = []matrixKind{
@@ -98,6 +115,12 @@ var matrixKinds = []matrixKind{
 			t.Fatal(err)
 		}
 		return "packages:\n  - ref: " + repo + ":v1.0.0\n", repo, desc
+	}, rollback: func(t *testing.T, host string) (string, []string) {
+		repo := host + "/rollback/app"
+		if _, err := fixture.PushBundle(context.Background(), matrixRepo(t, repo), repo, fixture.Bundle{Name: "app", Version: "1.0.0", Tags: []string{"v1.0.0", "v1.1.0"}}); err != nil {
+			t.Fatal(err)
+		}
+		return "packages:\n  - ref: " + repo + ":v1.1.0\n", []string{repo + ":v1.1.0", "names version 1.1.0", "declares version 1.0.0"}
 	}},
 	{name: "crossplane-package", push: func(t *testing.T, host string) (string, string, ocispec.Descriptor) {
 		repo := host + "/acme/provider-x"
@@ -106,6 +129,12 @@ var matrixKinds = []matrixKind{
 			t.Fatal(err)
 		}
 		return "packages:\n  - ref: " + repo + ":v1.0.0\n", repo, desc
+	}, rollback: func(t *testing.T, host string) (string, []string) {
+		repo := host + "/rollback/provider-x"
+		if _, err := fixture.PushXpkg(context.Background(), matrixRepo(t, repo), fixture.Xpkg{Kind: "Provider", Name: "provider-x", Tags: []string{"v1.0.0", "v1.1.0"}}); err != nil {
+			t.Fatal(err)
+		}
+		return "packages:\n  - ref: " + repo + ":v1.1.0\n", []string{repo + ":v1.1.0", "older release than v1.0.0", "it is the digest tagged v1.0.0"}
 	}},
 	{name: "helm-chart-oci", push: func(t *testing.T, host string) (string, string, ocispec.Descriptor) {
 		tgz, err := charttest.ChartArchive(charttest.Chart(charttest.ChartSpec{Name: "web", Version: "1.0.0", Templates: map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n"}}))
@@ -117,34 +146,42 @@ var matrixKinds = []matrixKind{
 		}
 		repo := host + "/charts/web"
 		return "charts:\n  - ref: oci://" + repo + "\n    version: 1.0.0\n", repo, matrixResolve(t, repo, "1.0.0")
+	}, rollback: func(t *testing.T, host string) (string, []string) {
+		tgz, err := charttest.ChartArchive(charttest.Chart(charttest.ChartSpec{Name: "web", Version: "1.0.0"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := charttest.PushChart(tgz, host+"/rollback", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)); err != nil {
+			t.Fatal(err)
+		}
+		repo := host + "/rollback/web"
+		if err := matrixRepo(t, repo).Tag(context.Background(), matrixResolve(t, repo, "1.0.0"), "1.1.0"); err != nil {
+			t.Fatal(err)
+		}
+		return "charts:\n  - ref: oci://" + repo + "\n    version: 1.1.0\n", []string{"names version 1.1.0", "declares version 1.0.0"}
 	}},
 	{name: "kudo-operator-repository", push: func(t *testing.T, _ string) (string, string, ocispec.Descriptor) {
 		r := newKudoE2ERepo(t, []kudoE2EOperator{{name: "zk", opv: "0.1.0", templates: map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: zk}\n"}}})
 		return fmt.Sprintf("operators:\n  - package: zk\n    repo: test\nkudo:\n  repositories: {test: %q}\n", r.URL), "", ocispec.Descriptor{}
+	}, rollback: func(t *testing.T, _ string) (string, []string) {
+		// The index lists version 0.2.0 for 0.1.0's tarball.
+		r := newKudoE2ERepo(t, []kudoE2EOperator{{name: "zk", app: "3.6.2", opv: "0.1.0"}})
+		r.publish(t, func(idx *kudo.IndexFile) {
+			old := *idx.Entries["zk"][0]
+			old.OperatorVersion = "0.2.0"
+			idx.Entries["zk"] = append(idx.Entries["zk"], &old)
+		})
+		return fmt.Sprintf("operators:\n  - package: zk\n    repo: test\n    operatorVersion: 0.2.0\nkudo:\n  repositories: {test: %q}\n", r.URL),
+			[]string{"holds operator zk version 3.6.2_0.1.0", "lists it as zk version 3.6.2_0.2.0"}
 	}},
 	{name: "kudo-operator-oci", push: func(t *testing.T, host string) (string, string, ocispec.Descriptor) {
-		ctx := context.Background()
 		repo := host + "/kudo/zk"
-		zk := kudoE2EOperator{name: "zk", app: "3.6.2", opv: "0.1.0"}
-		blobs, desc, err := kudo.Artifact(kudoE2ETarball(t, zk), kudo.Config{Name: "zk", AppVersion: "3.6.2", OperatorVersion: "0.1.0"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := matrixRepo(t, repo)
-		for d, b := range blobs { // the manifest last
-			if d != desc.Digest {
-				if err := r.Push(ctx, ocispec.Descriptor{MediaType: "application/octet-stream", Digest: d, Size: int64(len(b))}, bytes.NewReader(b)); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if err := r.Push(ctx, desc, bytes.NewReader(blobs[desc.Digest])); err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Tag(ctx, desc, zk.tag()); err != nil {
-			t.Fatal(err)
-		}
-		return "packages:\n  - ref: " + repo + ":" + zk.tag() + "\n", repo, desc
+		desc := matrixPushKudo(t, repo, "3.6.2_0.1.0")
+		return "packages:\n  - ref: " + repo + ":3.6.2_0.1.0\n", repo, desc
+	}, rollback: func(t *testing.T, host string) (string, []string) {
+		repo := host + "/rollback/zk"
+		matrixPushKudo(t, repo, "3.6.2_0.1.0", "3.6.2_0.2.0")
+		return "packages:\n  - ref: " + repo + ":3.6.2_0.2.0\n", []string{"names version 3.6.2+0.2.0", "declares version 3.6.2_0.1.0"}
 	}},
 	{name: "image", push: func(t *testing.T, host string) (string, string, ocispec.Descriptor) {
 		repo := host + "/acme/img"
@@ -157,6 +194,15 @@ var matrixKinds = []matrixKind{
 			t.Fatal(err)
 		}
 		return "images:\n  - ref: " + repo + ":1.0.0\n", repo, desc
+	}, rollback: func(t *testing.T, host string) (string, []string) {
+		repo := host + "/rollback/img"
+		r := matrixRepo(t, repo)
+		desc, err := fixture.PushImage(context.Background(), r, "matrix-image-rollback", 512)
+		if err != nil {
+			t.Fatal(err)
+		}
+		matrixTag(t, r, desc, "1.0.0", "1.1.0")
+		return "images:\n  - ref: " + repo + "\n    tags: ['^1.0']\n", []string{"tag 1.1.0", "older release than 1.0.0", "it is the digest tagged 1.0.0"}
 	}},
 	{name: "image-index", push: func(t *testing.T, host string) (string, string, ocispec.Descriptor) {
 		repo := host + "/acme/multi"
@@ -169,6 +215,15 @@ var matrixKinds = []matrixKind{
 			t.Fatal(err)
 		}
 		return "images:\n  - ref: " + repo + ":1.0.0\n", repo, desc
+	}, rollback: func(t *testing.T, host string) (string, []string) {
+		repo := host + "/rollback/multi"
+		r := matrixRepo(t, repo)
+		desc, _, err := fixture.PushImageIndex(context.Background(), r, "matrix-index-rollback", "linux/amd64", "linux/arm64")
+		if err != nil {
+			t.Fatal(err)
+		}
+		matrixTag(t, r, desc, "1.0.0", "1.1.0")
+		return "images:\n  - ref: " + repo + "\n    tags: ['^1.0']\n", []string{"tag 1.1.0", "older release than 1.0.0", "it is the digest tagged 1.0.0"}
 	}},
 }
 
@@ -176,6 +231,41 @@ var matrixKinds = []matrixKind{
 func matrixRepo(t *testing.T, name string) *remote.Repository {
 	t.Helper()
 	return registrytest.Repository(t, registrytest.Client(t), name)
+}
+
+// matrixTag tags desc in r with tags.
+func matrixTag(t *testing.T, r *remote.Repository, desc ocispec.Descriptor, tags ...string) {
+	t.Helper()
+	for _, tag := range tags {
+		if err := r.Tag(context.Background(), desc, tag); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// matrixPushKudo pushes KUDO operator zk 3.6.2_0.1.0 as an OCI artifact
+// (kudo.Artifact) to repo, tagged with tags.
+func matrixPushKudo(t *testing.T, repo string, tags ...string) ocispec.Descriptor {
+	t.Helper()
+	ctx := context.Background()
+	zk := kudoE2EOperator{name: "zk", app: "3.6.2", opv: "0.1.0"}
+	blobs, desc, err := kudo.Artifact(kudoE2ETarball(t, zk), kudo.Config{Name: "zk", AppVersion: "3.6.2", OperatorVersion: "0.1.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := matrixRepo(t, repo)
+	for d, b := range blobs { // the manifest last
+		if d != desc.Digest {
+			if err := r.Push(ctx, ocispec.Descriptor{MediaType: "application/octet-stream", Digest: d, Size: int64(len(b))}, bytes.NewReader(b)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := r.Push(ctx, desc, bytes.NewReader(blobs[desc.Digest])); err != nil {
+		t.Fatal(err)
+	}
+	matrixTag(t, r, desc, tags...)
+	return desc
 }
 
 // matrixResolve returns the descriptor ref's tag points at.
@@ -197,31 +287,98 @@ type matrixWorld struct {
 	mu       sync.Mutex
 }
 
-// matrixStage is one stage of a row, run in order on what the stages
-// before it left.
-type matrixStage struct {
-	name string
-	args func(mirror string) []string
+// matrixRun is one kind × layout row: its fixture, registries and
+// working directory, shared by its stages.
+type matrixRun struct {
+	t         *testing.T
+	w         *matrixWorld
+	env       *clitest.Env
+	kind      matrixKind
+	layout    matrixLayout
+	section   string // ferry.yaml's selection of the package
+	mirror    string // the mirror registry's host
+	mirrorReg *registrytest.Registry
+	repo      string // the package's source repository
+	root      ocispec.Descriptor
 }
 
+// matrixStage is one stage of a row, run in order on what the stages
+// before it left: prep, when set, prepares it (a file, the mirror's
+// storage) and reports whether the stage applies to the row.
+type matrixStage struct {
+	name string
+	prep func(r *matrixRun) bool
+	args func(r *matrixRun) []string
+}
+
+// Stage names the verdict table refers to.
+const (
+	stageLock        = "lock"
+	stageVerify      = "verify"
+	stageAttestation = "lock, attestation required"
+	stageKindEdited  = "verify --deep, kind edited in the lock"
+	stageCorrupt     = "verify, manifest corrupted in the mirror"
+)
+
 // matrixStages: lock, mirror to a registry, verify, verify --deep,
-// install, archive out, archive in (and verify of the imported lock),
-// mirror to mirror (and verify --deep there).
+// install, archive out, archive in (and verify --deep of the imported
+// lock), mirror to mirror (and verify --deep there); then, on what they
+// left, a rule that also requires an SLSA provenance attestation, which
+// no fixture carries (issue 30); the package's kind edited in a copy of
+// the lock (issue 28 observation 6); the mirror's copy of the root
+// manifest corrupted in registry storage, same size (issue 30; only on
+// distribution, whose storage the test reaches).
 var matrixStages = []matrixStage{
-	{"lock", func(string) []string { return []string{"lock"} }},
-	{"mirror", func(m string) []string { return []string{"mirror", "--to", m + "/m"} }},
-	{"verify", func(string) []string { return []string{"verify"} }},
-	{"verify --deep", func(string) []string { return []string{"verify", "--deep"} }},
-	{"install", func(string) []string { return []string{"install", "--dest", "out"} }},
-	{"archive out", func(string) []string { return []string{"mirror", "--to-archive", "c.tar"} }},
-	{"archive in", func(m string) []string {
-		return []string{"mirror", "--from-archive", "c.tar", "--lock", "a.lock", "--to", m + "/a"}
+	{name: stageLock, args: func(*matrixRun) []string { return []string{"lock"} }},
+	{name: "mirror", args: func(r *matrixRun) []string { return []string{"mirror", "--to", r.mirror + "/m"} }},
+	{name: stageVerify, args: func(*matrixRun) []string { return []string{"verify"} }},
+	{name: "verify --deep", args: func(*matrixRun) []string { return []string{"verify", "--deep"} }},
+	{name: "install", args: func(*matrixRun) []string { return []string{"install", "--dest", "out"} }},
+	{name: "archive out", args: func(*matrixRun) []string { return []string{"mirror", "--to-archive", "c.tar"} }},
+	{name: "archive in", args: func(r *matrixRun) []string {
+		return []string{"mirror", "--from-archive", "c.tar", "--lock", "a.lock", "--to", r.mirror + "/a"}
 	}},
-	{"verify archive import", func(string) []string { return []string{"verify", "--deep", "--lock", "a.lock"} }},
-	{"mirror to mirror", func(m string) []string {
-		return []string{"mirror", "--lock", "ferry.lock", "--from", m + "/m", "--to", m + "/mm"}
+	{name: "verify archive import", args: func(*matrixRun) []string { return []string{"verify", "--deep", "--lock", "a.lock"} }},
+	{name: "mirror to mirror", args: func(r *matrixRun) []string {
+		return []string{"mirror", "--lock", "ferry.lock", "--from", r.mirror + "/m", "--to", r.mirror + "/mm"}
 	}},
-	{"verify mirror to mirror", func(m string) []string { return []string{"verify", "--deep", "--mirror", m + "/mm"} }},
+	{name: "verify mirror to mirror", args: func(r *matrixRun) []string {
+		return []string{"verify", "--deep", "--mirror", r.mirror + "/mm"}
+	}},
+	{name: stageAttestation, prep: func(r *matrixRun) bool {
+		r.env.WriteFile("att.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\n"+r.section+matrixTrust(r.layout, "      attestations:\n        - type: slsaprovenance1\n"))
+		return true
+	}, args: func(*matrixRun) []string { return []string{"lock", "--config", "att.yaml", "--lock", "att.lock"} }},
+	{name: stageKindEdited, prep: func(r *matrixRun) bool {
+		l := e2eReadLock(r.t, r.env, "ferry.lock")
+		var p *lock.Package
+		for _, q := range l.Resolved() {
+			if q.Digest == r.root.Digest.String() {
+				p = q
+			}
+		}
+		if p == nil {
+			r.t.Fatalf("the lock has no package %s", r.root.Digest)
+		}
+		if p.Kind == "image" {
+			p.Kind = "helm.chart"
+		} else {
+			p.Kind = "image"
+		}
+		if err := l.Write(r.env.Path("edited.lock")); err != nil {
+			r.t.Fatal(err)
+		}
+		return true
+	}, args: func(r *matrixRun) []string {
+		return []string{"verify", "--deep", "--lock", "edited.lock", "--mirror", r.mirror + "/m"}
+	}},
+	{name: stageCorrupt, prep: func(r *matrixRun) bool {
+		if r.mirrorReg == nil {
+			return false
+		}
+		e2eTamperJSON(r.t, r.mirrorReg, r.root.Digest)
+		return true
+	}, args: func(r *matrixRun) []string { return []string{"verify", "--mirror", r.mirror + "/m"} }},
 }
 
 // matrixVerdict is the one verdict of a (kind, layout, stage) row: the
@@ -235,20 +392,28 @@ type matrixVerdict struct {
 // under a rule (match "") that requires a signature by the test key (or,
 // keyless, the test identity). ok is false where the row does not exist:
 // a KUDO operator from a repository is outside any registry and carries
-// no cosign signature in any layout, so only its "none" row exists.
+// no cosign signature in any layout, so only its "none" row exists; an
+// unsigned package is refused at lock, so no later stage runs.
 func verdict(kind matrixKind, l matrixLayout, stage string) (v matrixVerdict, ok bool) {
 	switch {
 	case kind.name == "kudo-operator-repository" && l.sign != nil:
 		return v, false
-	case l.sign == nil && stage == "lock":
+	case l.sign == nil && stage == stageLock:
 		return matrixVerdict{3, []string{"trust", "no signature of", "(required)"}}, true
 	case l.sign == nil:
-		return v, false // no lock was written: the stages after lock do not run
+		return v, false
 	}
-	if stage == "verify" {
+	switch stage {
+	case stageVerify:
 		// The signature the rule verified at the source is recorded in
 		// the lock and verified again in the mirror.
 		return matrixVerdict{0, []string{"1 signatures"}}, true
+	case stageAttestation:
+		return matrixVerdict{3, []string{"trust", "https://slsa.dev/provenance/v1", "missing"}}, true
+	case stageKindEdited:
+		return matrixVerdict{3, []string{"kind", "the lock has kind"}}, true
+	case stageCorrupt:
+		return matrixVerdict{3, []string{"digest"}}, true
 	}
 	return matrixVerdict{code: 0}, true
 }
@@ -256,47 +421,57 @@ func verdict(kind matrixKind, l matrixLayout, stage string) (v matrixVerdict, ok
 // TestE2EClosureMatrix is issue 28 point 2's table: every package kind
 // (Porter bundle, Crossplane package, Helm chart in OCI, KUDO operator as
 // an OCI artifact and from a repository, image, image index, and mixins
-// from a feed) × every
-// signature layout (classic .sig, Sigstore bundle via the referrers API,
-// bundle via the referrers tag-schema fallback, keyless, none) × every
-// stage (lock, mirror to a registry, verify, verify --deep, install,
-// archive out and in, mirror to mirror), each (kind, layout, stage) one
-// verdict: the exit code and, for failures, the key words of the message.
+// from a feed) × every signature layout (classic .sig, Sigstore bundle via
+// the referrers API, bundle via the referrers tag-schema fallback,
+// keyless, none) × every stage (lock, mirror to a registry, verify,
+// verify --deep, install, archive out and in, mirror to mirror), each
+// (kind, layout, stage) one verdict: the exit code and, for failures, the
+// key words of the message. The full cross product runs: each fixture is
+// built once per kind × layout, in its own registries, and its stages run
+// in sequence; rows run in parallel.
+//
 // The rule is `match: ""`, `required: true`, with the test key (keyless:
 // the virtual Sigstore's identity and trusted root), so every signed
-// layout passes every stage (observation 1 of issue 28: a bundle-only
+// layout passes every stage (issue 28 observation 1: a bundle-only
 // signature passes verify and install at the mirror; observation 2: the
 // tag-schema fallback listing the empty artifactType passes lock) and
-// "none" is refused at lock (exit 3), leaving no lock for later stages.
-// A KUDO operator from a repository can carry no cosign signature: its
-// one row is "none". Each fixture is built once per kind × layout, in its
-// own registries, and its stages run in sequence; rows run in parallel.
+// "none" is refused at lock (exit 3), leaving no lock for later stages. A
+// KUDO operator from a repository can carry no cosign signature: its one
+// row is "none". Each signed row then answers issue 30's cases on what
+// its stages left: a required attestation missing (exit 3 at lock), the
+// root manifest's kind edited in the lock (observation 6: exit 3 at
+// verify --deep), and the mirror's manifest bytes no longer hashing to
+// the lock's digest (exit 3 at verify; on the distribution registries).
 //
 // Mixins are feed binaries without cosign signatures: their row (layout
 // "none", no rule applies to a feed binary) locks with --sign-key, mirrors,
-// mirrors to a second mirror with the signed lock (observation 7), verifies
-// and installs.
+// verifies, installs, goes out and into an archive and mirrors to a second
+// mirror with the signed lock (observation 7).
 //
-// The other observations of issue 28, and issue 30's cases, have named
-// tests that drive every format; the table names them here rather than
+// The "rollback" row of each kind (issue 30) tags a release with a higher
+// version too and selects that tag: lock exits 3 naming both. The
+// "freshness" row installs a signed lock older than the one installed in
+// that directory: exit 3 without --allow-downgrade.
+//
+// The other cases have named tests; the table names them rather than
 // duplicate them:
 //   - obs. 3, a lock written before signing: TestE2ESignatureLayouts
 //     ("lock written before signing", every layout).
 //   - obs. 4, an unsigned import never replaces a signed lock:
 //     TestSignedLockAirGap, TestInstallRequireSignedLockSetting.
 //   - obs. 5, every registry write retried, mixins included: TestFaultsAllFormats.
-//   - obs. 6, the lock checked both ways: TestE2ELockCheckedBothWays,
+//   - obs. 6, an images[] entry deleted: TestE2ELockCheckedBothWays,
 //     TestE2ELockIncomplete, TestE2ELockEditedImage.
-//   - obs. 7, mirror to mirror with a signed lock on mixins: the mixin row
-//     here, and TestSignedLockMirrorToMirror.
-//   - obs. 8, policy on every signed manifest: TestE2ENestedPolicy.
-//   - issue 30, rollback per format (exit 3 at lock): TestE2ERollbackEveryFormat.
-//   - issue 30, an older lock serial on install without --allow-downgrade
-//     (exit 3): TestE2ELockFreshness.
-//   - issue 30, a required attestation missing (exit 3): TestE2EAttestations.
+//   - obs. 8, policy on every signed manifest of the graph: TestE2ENestedPolicy.
+//   - a package signed by another key, every layout: TestE2ESignatureLayouts.
+//   - issue 30, a mixin version linking an older release, and the other
+//     forms of rollback per format: TestE2ERollbackEveryFormat.
+//   - issue 30, freshness of archive imports: TestE2ELockFreshness.
+//   - issue 30, attestations that exist but fail (key, subject, builder):
+//     TestE2EAttestations.
 //   - issue 30, a forged Helm .prov (exit 3): TestE2EHelmProvenance.
-//   - issue 30, manifest bytes not hashing to the lock's digest (exit 3 at
-//     verify): TestE2EManifestCorrupt, TestE2EManifestJudgedByBytes.
+//   - issue 30, a corrupt manifest at lock, install and mirror --from:
+//     TestE2EManifestCorrupt, TestE2EManifestJudgedByBytes.
 func TestE2EClosureMatrix(t *testing.T) {
 	t.Parallel()
 	w := &matrixWorld{}
@@ -311,27 +486,25 @@ func TestE2EClosureMatrix(t *testing.T) {
 	}
 	var mu sync.Mutex
 	rows := 0
+	row := func(name string, run func(t *testing.T) int) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			n := run(t)
+			mu.Lock()
+			rows += n
+			mu.Unlock()
+		})
+	}
 	for _, kind := range matrixKinds {
 		for _, l := range matrixLayouts {
-			if _, ok := verdict(kind, l, "lock"); !ok {
-				continue
+			if _, ok := verdict(kind, l, stageLock); ok {
+				row(kind.name+"/"+l.name, func(t *testing.T) int { return testMatrixRow(t, w, kind, l) })
 			}
-			t.Run(kind.name+"/"+l.name, func(t *testing.T) {
-				t.Parallel()
-				n := testMatrixRow(t, w, kind, l)
-				mu.Lock()
-				rows += n
-				mu.Unlock()
-			})
 		}
+		row(kind.name+"/rollback", func(t *testing.T) int { return testMatrixRollback(t, kind) })
 	}
-	t.Run("mixin/none", func(t *testing.T) {
-		t.Parallel()
-		n := testMatrixMixin(t, w)
-		mu.Lock()
-		rows += n
-		mu.Unlock()
-	})
+	row("mixin/none", func(t *testing.T) int { return testMatrixMixin(t, w) })
+	row("freshness", func(t *testing.T) int { return testMatrixFreshness(t, w) })
 	t.Cleanup(func() { t.Logf("%d (kind, layout, stage) rows", rows) })
 }
 
@@ -345,49 +518,93 @@ func matrixRead(t *testing.T, path string) string {
 	return string(b)
 }
 
-// matrixTrust is the ferry.yaml trust section of layout l.
-func matrixTrust(l matrixLayout) string {
+// matrixTrust is the ferry.yaml trust section of layout l; extra is
+// appended to its rule.
+func matrixTrust(l matrixLayout, extra string) string {
 	if l.keyless {
-		return fmt.Sprintf("trust:\n  trustedRoot: trusted_root.json\n  rules:\n    - match: \"\"\n      keyless:\n        - issuer: %s\n          subject: %s\n      required: true\n", matrixIssuer, matrixSubject)
+		return fmt.Sprintf("trust:\n  trustedRoot: trusted_root.json\n  rules:\n    - match: \"\"\n      keyless:\n        - issuer: %s\n          subject: %s\n      required: true\n%s", matrixIssuer, matrixSubject, extra)
 	}
-	return "trust:\n  rules:\n    - match: \"\"\n      keys: [test.pub]\n      required: true\n"
+	return "trust:\n  rules:\n    - match: \"\"\n      keys: [test.pub]\n      required: true\n" + extra
 }
 
 // testMatrixRow builds kind's fixture signed in layout l and runs every
 // stage, asserting its verdict; it returns the number of rows asserted.
 func testMatrixRow(t *testing.T, w *matrixWorld, kind matrixKind, l matrixLayout) int {
-	src, mirror := l.registry(t), l.registry(t)
-	section, repo, root := kind.push(t, src)
-	if l.sign != nil && repo != "" {
-		l.sign(t, w, repo+"@"+root.Digest.String(), root)
+	src, _ := l.registry(t)
+	r := &matrixRun{t: t, w: w, kind: kind, layout: l}
+	r.mirror, r.mirrorReg = l.registry(t)
+	r.section, r.repo, r.root = kind.push(t, src)
+	if l.sign != nil && r.repo != "" {
+		l.sign(t, w, r.repo+"@"+r.root.Digest.String(), r.root)
 	}
-	env := e2eEnv(t)
-	env.Vars = append(env.Vars, signature.PasswordEnv+"="+cosigntest.Password)
-	env.WriteFile("test.pub", matrixRead(t, w.pub))
-	env.WriteFile("trusted_root.json", string(w.root))
-	env.WriteFile("ferry.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\n"+section+matrixTrust(l))
+	r.env = e2eEnv(t)
+	r.env.Vars = append(r.env.Vars, signature.PasswordEnv+"="+cosigntest.Password)
+	r.env.WriteFile("test.pub", matrixRead(t, w.pub))
+	r.env.WriteFile("trusted_root.json", string(w.root))
+	r.env.WriteFile("ferry.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\n"+r.section+matrixTrust(l, ""))
 	n := 0
 	for _, st := range matrixStages {
 		v, ok := verdict(kind, l, st.name)
-		if !ok {
+		if !ok || (st.prep != nil && !st.prep(r)) {
 			continue
 		}
 		t.Logf("stage %s: want exit %d %q", st.name, v.code, v.words)
-		env.Expect(v.code, st.args(mirror), v.words...)
+		r.env.Expect(v.code, st.args(r), v.words...)
 		n++
 	}
 	return n
+}
+
+// testMatrixRollback is kind's rollback row: one verdict, at lock.
+func testMatrixRollback(t *testing.T, kind matrixKind) int {
+	src, _ := matrixDistribution(t)
+	section, words := kind.rollback(t, src)
+	env := clitest.New(t)
+	env.WriteFile("ferry.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\n"+section)
+	env.Expect(3, []string{"lock"}, words...)
+	e2eAbsent(t, env.Path("ferry.lock"))
+	return 1
+}
+
+// testMatrixFreshness is the freshness row: two signed locks of one
+// bundle (serial 0 at v1.0.0, serial 1 at v1.1.0), carried through
+// archives into a mirror; installing the older where the newer is
+// installed is refused. The rule is the same in every format (the
+// lock's serial, not the package), so one kind stands for all.
+func testMatrixFreshness(t *testing.T, w *matrixWorld) int {
+	ctx := context.Background()
+	src, _ := matrixDistribution(t)
+	mirror, _ := matrixDistribution(t)
+	repo := src + "/fresh/app"
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		if _, err := fixture.PushBundle(ctx, matrixRepo(t, repo), repo, fixture.Bundle{Name: "app", Version: v, Tags: []string{"v" + v}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := clitest.New(t)
+	env.Vars = append(env.Vars, signature.PasswordEnv+"="+cosigntest.Password)
+	env.WriteFile("test.pub", matrixRead(t, w.pub))
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		env.WriteFile("ferry.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\npackages:\n  - ref: "+repo+":v"+v+"\n")
+		env.MustRun("lock", "--sign-key", w.key)
+		env.MustRun("mirror", "--to-archive", v+".tar")
+		env.MustRun("mirror", "--from-archive", v+".tar", "--lock", v+".lock", "--lock-key", "test.pub", "--to", mirror+"/f")
+	}
+	env.MustRun("install", "--lock", "1.1.0.lock", "--lock-key", "test.pub", "--dest", "out")
+	env.Expect(3, []string{"install", "--lock", "1.0.0.lock", "--lock-key", "test.pub", "--dest", "out"},
+		"the lock to install has serial 0, older than serial 1", "--allow-downgrade")
+	return 1
 }
 
 // testMatrixMixin is the mixin row: a feed binary, no signature (layout
 // "none"), locked into a signed lock and carried through every stage.
 func testMatrixMixin(t *testing.T, w *matrixWorld) int {
 	fs := mixintest.NewFeed(t, mixintest.Options{Platforms: []string{"linux/amd64"}})
-	mirror := distributionHost(t)
+	mirror, _ := matrixDistribution(t)
 	env := clitest.New(t)
 	env.Vars = append(env.Vars, mixin.FeedEnv+"="+fs.URL, signature.PasswordEnv+"="+cosigntest.Password)
 	env.WriteFile("test.pub", matrixRead(t, w.pub))
-	env.WriteFile("ferry.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\nmixins:\n  - name: exec\n    version: 1.x\n    feed: "+fs.URL+"\n"+matrixTrust(matrixLayout{}))
+	env.WriteFile("ferry.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\nmixins:\n  - name: exec\n    version: 1.x\n    feed: "+fs.URL+"\n"+matrixTrust(matrixLayout{}, ""))
 	stages := []struct {
 		name string
 		args []string
