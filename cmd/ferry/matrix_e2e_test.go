@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -290,16 +291,16 @@ type matrixWorld struct {
 // matrixRun is one kind × layout row: its fixture, registries and
 // working directory, shared by its stages.
 type matrixRun struct {
-	t         *testing.T
-	w         *matrixWorld
-	env       *clitest.Env
-	kind      matrixKind
-	layout    matrixLayout
-	section   string // ferry.yaml's selection of the package
-	mirror    string // the mirror registry's host
-	mirrorReg *registrytest.Registry
-	repo      string // the package's source repository
-	root      ocispec.Descriptor
+	t           *testing.T
+	w           *matrixWorld
+	env         *clitest.Env
+	kind        matrixKind
+	layout      matrixLayout
+	section     string // ferry.yaml's selection of the package
+	src, mirror string // the source and mirror registries' hosts
+	mirrorReg   *registrytest.Registry
+	repo        string // the package's source repository
+	root        ocispec.Descriptor
 }
 
 // matrixStage is one stage of a row, run in order on what the stages
@@ -309,6 +310,9 @@ type matrixStage struct {
 	name string
 	prep func(r *matrixRun) bool
 	args func(r *matrixRun) []string
+	// names, when set, are words of a failure's message that name the
+	// row's own package (added to the verdict's).
+	names func(r *matrixRun) []string
 }
 
 // Stage names the verdict table refers to.
@@ -378,7 +382,10 @@ var matrixStages = []matrixStage{
 		}
 		e2eTamperJSON(r.t, r.mirrorReg, r.root.Digest)
 		return true
-	}, args: func(r *matrixRun) []string { return []string{"verify", "--mirror", r.mirror + "/m"} }},
+	}, args: func(r *matrixRun) []string { return []string{"verify", "--mirror", r.mirror + "/m"} },
+		names: func(r *matrixRun) []string {
+			return []string{r.mirror + "/m" + strings.TrimPrefix(r.repo, r.src) + "@" + r.root.Digest.String()}
+		}},
 }
 
 // matrixVerdict is the one verdict of a (kind, layout, stage) row: the
@@ -413,7 +420,7 @@ func verdict(kind matrixKind, l matrixLayout, stage string) (v matrixVerdict, ok
 	case stageKindEdited:
 		return matrixVerdict{3, []string{"kind", "the lock has kind"}}, true
 	case stageCorrupt:
-		return matrixVerdict{3, []string{"digest"}}, true
+		return matrixVerdict{3, []string{"digest", "manifest hashes to", "the lock has"}}, true
 	}
 	return matrixVerdict{code: 0}, true
 }
@@ -530,10 +537,10 @@ func matrixTrust(l matrixLayout, extra string) string {
 // testMatrixRow builds kind's fixture signed in layout l and runs every
 // stage, asserting its verdict; it returns the number of rows asserted.
 func testMatrixRow(t *testing.T, w *matrixWorld, kind matrixKind, l matrixLayout) int {
-	src, _ := l.registry(t)
 	r := &matrixRun{t: t, w: w, kind: kind, layout: l}
+	r.src, _ = l.registry(t)
 	r.mirror, r.mirrorReg = l.registry(t)
-	r.section, r.repo, r.root = kind.push(t, src)
+	r.section, r.repo, r.root = kind.push(t, r.src)
 	if l.sign != nil && r.repo != "" {
 		l.sign(t, w, r.repo+"@"+r.root.Digest.String(), r.root)
 	}
@@ -548,8 +555,12 @@ func testMatrixRow(t *testing.T, w *matrixWorld, kind matrixKind, l matrixLayout
 		if !ok || (st.prep != nil && !st.prep(r)) {
 			continue
 		}
-		t.Logf("stage %s: want exit %d %q", st.name, v.code, v.words)
-		r.env.Expect(v.code, st.args(r), v.words...)
+		words := v.words
+		if st.names != nil && v.code != 0 {
+			words = append(slices.Clone(words), st.names(r)...)
+		}
+		t.Logf("stage %s: want exit %d %q", st.name, v.code, words)
+		r.env.Expect(v.code, st.args(r), words...)
 		n++
 	}
 	return n
