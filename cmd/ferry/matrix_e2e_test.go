@@ -11,9 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ProtonMail/go-crypto/openpgp"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"helm.sh/helm/v4/pkg/provenance"
 	"oras.land/oras-go/v2/registry/remote"
+	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/ferryhq/ferry/indexrepo/indexrepotest"
 	"github.com/ferryhq/ferry/internal/charttest"
 	"github.com/ferryhq/ferry/internal/clitest"
 	"github.com/ferryhq/ferry/internal/cosigntest"
@@ -458,7 +462,9 @@ func verdict(kind matrixKind, l matrixLayout, stage string) (v matrixVerdict, ok
 // The "rollback" row of each kind (issue 30) tags a release with a higher
 // version too and selects that tag: lock exits 3 naming both. The
 // "freshness" row installs a signed lock older than the one installed in
-// that directory: exit 3 without --allow-downgrade.
+// that directory: exit 3 without --allow-downgrade. The "provenance" row
+// locks a classic repository's chart under a rule asking for its .prov:
+// signed by the publisher, exit 0; forged (signed by another key), exit 3.
 //
 // The other cases have named tests; the table names them rather than
 // duplicate them:
@@ -476,7 +482,7 @@ func verdict(kind matrixKind, l matrixLayout, stage string) (v matrixVerdict, ok
 //   - issue 30, freshness of archive imports: TestE2ELockFreshness.
 //   - issue 30, attestations that exist but fail (key, subject, builder):
 //     TestE2EAttestations.
-//   - issue 30, a forged Helm .prov (exit 3): TestE2EHelmProvenance.
+//   - issue 30, Helm provenance checked at the mirror: TestE2EHelmProvenance.
 //   - issue 30, a corrupt manifest at lock, install and mirror --from:
 //     TestE2EManifestCorrupt, TestE2EManifestJudgedByBytes.
 func TestE2EClosureMatrix(t *testing.T) {
@@ -512,6 +518,7 @@ func TestE2EClosureMatrix(t *testing.T) {
 	}
 	row("mixin/none", func(t *testing.T) int { return testMatrixMixin(t, w) })
 	row("freshness", func(t *testing.T) int { return testMatrixFreshness(t, w) })
+	row("helm-chart-repository/provenance", testMatrixProvenance)
 	t.Cleanup(func() { t.Logf("%d (kind, layout, stage) rows", rows) })
 }
 
@@ -605,6 +612,59 @@ func testMatrixFreshness(t *testing.T, w *matrixWorld) int {
 	env.Expect(3, []string{"install", "--lock", "1.0.0.lock", "--lock-key", "test.pub", "--dest", "out"},
 		"the lock to install has serial 0, older than serial 1", "--allow-downgrade")
 	return 1
+}
+
+// testMatrixProvenance is the Helm provenance row (issue 30): a chart of
+// a classic repository under a rule that asks for its .prov signed by the
+// publisher's key (Helm's own provenance.Signatory signs it): an honest
+// .prov passes lock; a forged one, signed by another key, is refused at
+// lock. Two verdicts.
+func testMatrixProvenance(t *testing.T) int {
+	env := clitest.New(t)
+	s := indexrepotest.New(t)
+	entity := func(name string) *openpgp.Entity {
+		e, err := openpgp.NewEntity(name, "", name+"@acme.example", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	acme, evil := entity("acme"), entity("evil")
+	var ring bytes.Buffer
+	if err := acme.Serialize(&ring); err != nil {
+		t.Fatal(err)
+	}
+	env.WriteFile("acme.gpg", ring.String())
+	ch := charttest.Chart(charttest.ChartSpec{Name: "web", Version: "1.0.0"})
+	tgz, err := charttest.ChartArchive(ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign := func(e *openpgp.Entity) []byte {
+		meta, err := sigsyaml.Marshal(ch.Metadata)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := (&provenance.Signatory{Entity: e, KeyRing: openpgp.EntityList{e}}).ClearSign(tgz, "web-1.0.0.tgz", meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []byte(out)
+	}
+	idx, err := charttest.ChartIndex(map[string][]byte{"web-1.0.0.tgz": tgz}, "", time.Unix(1700000000, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Put("/index.yaml", idx)
+	s.Put("/web-1.0.0.tgz", tgz)
+	s.Put("/web-1.0.0.tgz.prov", sign(acme))
+	env.WriteFile("ferry.yaml", "apiVersion: ferry.dev/v1alpha1\nkind: MirrorSet\ncharts:\n  - repo: "+s.URL+"\n    name: web\n    version: 1.0.0\n"+
+		"trust:\n  rules:\n    - match: "+s.URL+"/\n      provenance: {keyring: acme.gpg}\n")
+	env.Expect(0, []string{"lock"})
+	s.Put("/web-1.0.0.tgz.prov", sign(evil))
+	env.Expect(3, []string{"lock", "--lock", "forged.lock"}, s.URL+"/web@", "provenance does not verify", "signature made by unknown entity")
+	e2eAbsent(t, env.Path("forged.lock"))
+	return 2
 }
 
 // testMatrixMixin is the mixin row: a feed binary, no signature (layout
