@@ -22,6 +22,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/ociref"
 )
 
 // MetaGroup is the API group of package meta objects.
@@ -329,6 +330,11 @@ func checkRepository(r string) error {
 	}
 	if strings.Contains(last, ":") {
 		return fmt.Errorf("%w: %q has a tag; write the repository only", ErrInvalidReplaces, r)
+	}
+	// The entry names a repository the package manager looks up, so it
+	// must read as one ("xpkg.upbound./a/b" does not).
+	if _, err := ociref.Parse(r); err != nil {
+		return fmt.Errorf("%w: %q: %v", ErrInvalidReplaces, r, err)
 	}
 	return nil
 }
