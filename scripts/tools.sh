@@ -4,6 +4,9 @@
 #
 #   bin/tools/cosign-v2   github.com/sigstore/cosign/v2/cmd/cosign@COSIGN_V2
 #   bin/tools/cosign-v3   github.com/sigstore/cosign/v3/cmd/cosign@COSIGN_V3
+#   bin/tools/helm-v3     helm.sh/helm/v3/cmd/helm@HELM_V3 (the hand-off test
+#                         runs helm v3's own `dependency build`; helm v4 is
+#                         tested through its Go packages)
 #
 # internal/cosigntest runs this script when a test needs a cosign that is not
 # built yet; a tool already in bin/tools is kept. Arguments name the tools to
@@ -14,6 +17,7 @@ cd "$(dirname "$0")/.."
 
 COSIGN_V2=v2.6.5
 COSIGN_V3=v3.1.3
+HELM_V3=v3.22.0
 
 tools="$PWD/bin/tools"
 mkdir -p "$tools"
@@ -25,10 +29,10 @@ mkdir -p "$tools"
 echo $$ >"$tools/.building"
 trap 'rm -f "$tools/.building"' EXIT
 
-# install NAME MODULE/cmd/cosign VERSION: go install into a scratch GOBIN,
+# install NAME MODULE/cmd/BIN VERSION: go install into a scratch GOBIN,
 # then rename, so a failed build never leaves a half-installed tool.
 install() {
-  local name=$1 pkg=$2 version=$3
+  local name=$1 pkg=$2 version=$3 bin=${2##*/}
   if [ -x "$tools/$name" ]; then
     return 0
   fi
@@ -38,18 +42,19 @@ install() {
   echo "tools: go install $pkg@$version" >&2
   local start=$SECONDS
   GOBIN="$tmp" GOFLAGS=-buildvcs=false go install "$pkg@$version"
-  mv "$tmp/cosign" "$tools/$name"
+  mv "$tmp/$bin" "$tools/$name"
   echo "tools: $name built in $((SECONDS - start))s" >&2
 }
 
 want=("$@")
-[ ${#want[@]} -eq 0 ] && want=(cosign-v2 cosign-v3)
+[ ${#want[@]} -eq 0 ] && want=(cosign-v2 cosign-v3 helm-v3)
 for t in "${want[@]}"; do
   case $t in
   cosign-v2) install cosign-v2 github.com/sigstore/cosign/v2/cmd/cosign "$COSIGN_V2" ;;
   cosign-v3) install cosign-v3 github.com/sigstore/cosign/v3/cmd/cosign "$COSIGN_V3" ;;
+  helm-v3) install helm-v3 helm.sh/helm/v3/cmd/helm "$HELM_V3" ;;
   *)
-    echo "tools: unknown tool $t (want cosign-v2, cosign-v3)" >&2
+    echo "tools: unknown tool $t (want cosign-v2, cosign-v3, helm-v3)" >&2
     exit 2
     ;;
   esac

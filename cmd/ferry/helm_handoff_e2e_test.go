@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/ferryhq/ferry/helm"
 	"github.com/ferryhq/ferry/internal/charttest"
 	"github.com/ferryhq/ferry/internal/clitest"
+	"github.com/ferryhq/ferry/internal/tooltest"
 )
 
 // TestHelmHandOff: with every source stopped (the OCI registry and the
@@ -47,6 +49,35 @@ func TestHelmHandOff(t *testing.T) {
 	}
 	if !strings.Contains(string(chartYAML), "oci://"+w.mirror.Host+"/m/charts") {
 		t.Errorf("Chart.yaml does not name the mirror:\n%s", chartYAML)
+	}
+
+	// Real helm v3 (built by scripts/tools.sh), on a copy: `helm
+	// dependency build --plain-http` with empty helm homes, the sources
+	// stopped.
+	v3Dir := filepath.Join(t.TempDir(), "web")
+	if err := os.CopyFS(v3Dir, os.DirFS(chartDir)); err != nil {
+		t.Fatal(err)
+	}
+	helm3 := tooltest.Path(t, "helm-v3", "v3.22", "version", "--short")
+	v3Home := t.TempDir()
+	cmd := exec.Command(helm3, "dependency", "build", "--plain-http", v3Dir)
+	cmd.Env = append(os.Environ(),
+		"HELM_CACHE_HOME="+filepath.Join(v3Home, "cache"), "HELM_CONFIG_HOME="+filepath.Join(v3Home, "config"),
+		"HELM_DATA_HOME="+filepath.Join(v3Home, "data"), "HELM_REGISTRY_CONFIG="+filepath.Join(v3Home, "registry.json"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("helm v3 dependency build: %v\n%s", err, out)
+	}
+	var v3Got []string
+	v3Entries, err := os.ReadDir(filepath.Join(v3Dir, "charts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range v3Entries {
+		v3Got = append(v3Got, e.Name())
+	}
+	sort.Strings(v3Got)
+	if want := []string{"common-0.2.0.tgz", "redis-1.1.0.tgz", "redis-2.0.0.tgz", "sidecar"}; strings.Join(v3Got, " ") != strings.Join(want, " ") {
+		t.Errorf("charts/ after helm v3 dependency build: %v, want %v", v3Got, want)
 	}
 
 	// helm dependency build, with an empty repositories.yaml: nothing but

@@ -6,16 +6,15 @@ package cosigntest
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/ferryhq/ferry/internal/tooltest"
 )
 
 // Versions scripts/tools.sh builds; Cosign checks `cosign version` against
@@ -59,86 +58,13 @@ func tool(t testing.TB, name, version string) *Cosign {
 	if err, ok := failed[name]; ok {
 		t.Fatalf("cosigntest: %v", err)
 	}
-	p, err := build(name, version)
+	p, err := tooltest.Build(name, version, "version")
 	if err != nil {
 		failed[name] = err
 		t.Fatalf("cosigntest: %v", err)
 	}
 	built[name] = p
 	return &Cosign{Path: p, Version: version}
-}
-
-// build finds bin/tools/NAME at the module root, running scripts/tools.sh
-// NAME when it is missing, and checks its version.
-func build(name, version string) (string, error) {
-	rootDir, err := moduleRoot()
-	if err != nil {
-		return "", err
-	}
-	p := filepath.Join(rootDir, "bin", "tools", name)
-	waitForBuild(p, filepath.Join(rootDir, "bin", "tools", ".building"))
-	if _, err := os.Stat(p); err != nil {
-		cmd := exec.Command(filepath.Join(rootDir, "scripts", "tools.sh"), name)
-		cmd.Dir = rootDir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return "", fmt.Errorf("building %s with scripts/tools.sh: %w\n%s", name, err, out)
-		}
-	}
-	out, err := exec.Command(p, "version").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%s version: %w\n%s", p, err, out)
-	}
-	if !strings.Contains(string(out), version) {
-		return "", fmt.Errorf("%s is not cosign %s (remove it and rerun scripts/tools.sh):\n%s", p, version, out)
-	}
-	return p, nil
-}
-
-// buildWait bounds how long a test waits for the tools build that
-// scripts/test.sh started beside the tests (cosign v2 and v3 from source:
-// about 9 minutes each on a loaded 2-core machine, cold).
-const buildWait = 40 * time.Minute
-
-// waitForBuild waits, while scripts/tools.sh runs (marker names its pid)
-// and tool is not there yet, for either to change: the test then uses the
-// tool that build made, or builds it itself if that build failed.
-func waitForBuild(tool, marker string) {
-	deadline := time.Now().Add(buildWait)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat(tool); err == nil {
-			return
-		}
-		b, err := os.ReadFile(marker)
-		if err != nil {
-			return
-		}
-		var pid int
-		if _, err := fmt.Sscan(string(b), &pid); err != nil || pid <= 0 || syscall.Kill(pid, 0) != nil {
-			return // a marker left by a killed build
-		}
-		time.Sleep(time.Second)
-	}
-}
-
-// moduleRoot is the directory of ferry's go.mod, above the test's working
-// directory.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.HasPrefix(data, []byte("module github.com/ferryhq/ferry\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no ferry go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // Run runs cosign with args in dir, with a HOME, TUF root and docker config
