@@ -41,7 +41,7 @@ pids+=($!)
 # The end-to-end tests mostly wait (on ferry processes, registries,
 # retries), so more of them run at once than there are cores.
 # shellcheck disable=SC2086
-"$GO" test -count=1 -timeout 45m -parallel 8 ${TESTFLAGS:-} ./...
+"$GO" test -count=1 -timeout 70m -parallel 8 ${TESTFLAGS:-} ./...
 echo "test: go test passed in $(($(date +%s) - start))s"
 if ! wait "$tools_pid"; then
 	cat "$work/tools.log" >&2

@@ -76,7 +76,7 @@ func build(name, version string, versionArgs []string) (string, error) {
 // buildWait bounds how long a test waits for the tools build that
 // scripts/test.sh started beside the tests (cosign v2 and v3 and helm v3
 // from source: about 9 minutes each on a loaded 2-core machine, cold).
-const buildWait = 40 * time.Minute
+const buildWait = 60 * time.Minute
 
 // waitForBuild waits, while scripts/tools.sh runs (marker names its pid)
 // and tool is not there yet, for either to change: the test then uses the
