@@ -88,6 +88,24 @@ func TestE2EKudoFolderTree(t *testing.T) {
 	writeKudoFolder(t, env, "aa/cc", "cc", nil, img["cc"])
 	writeKudoFolder(t, env, "aa/bb/ee", "ee", nil, img["ee"])
 	writeKudoFolder(t, env, "aa/bb/gg", "gg", nil, img["gg"])
+	// resolve -o plan gives the instances ferry install's plan.json
+	// gives: the images, then the tree's operators in KEP-29's order.
+	var planned []string
+	for _, line := range strings.Split(strings.TrimSpace(env.MustRun("resolve", "-o", "plan", "./aa").Stdout), "\n") {
+		if !strings.Contains(line, " image ") {
+			planned = append(planned, line)
+		}
+	}
+	wantPlan := []string{
+		"6. kudo.operator ee 0.1.0 (local ./ee) instance aa.bb.ee (dependency of aa.bb)",
+		"7. kudo.operator gg 0.1.0 (local ./gg) instance aa.bb.gg (dependency of aa.bb)",
+		"8. kudo.operator bb 0.1.0 (local ./bb) instance aa.bb (dependency of aa)",
+		"9. kudo.operator cc 0.1.0 (local ./cc) instance aa.cc (dependency of aa)",
+		"10. kudo.operator aa 0.1.0 (local ./aa) instance aa",
+	}
+	if !slices.Equal(planned, wantPlan) {
+		t.Errorf("resolve -o plan:\n%s\nwant\n%s", strings.Join(planned, "\n"), strings.Join(wantPlan, "\n"))
+	}
 	env.MustRun("lock", "./aa")
 	l := e2eReadLock(t, env, "ferry.lock")
 	var images []string
