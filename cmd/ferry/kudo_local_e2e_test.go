@@ -103,7 +103,7 @@ func TestE2EKudoLocalRoot(t *testing.T) {
 	want := []step{
 		{"zookeeper", "kudo/zookeeper-3.6.2_0.1.0.tgz", "", "app.zk", "app", "kudo/params/app.zk/zk.yaml"},
 		{"cc", "kudo/cc-0.3.0.tgz", "", "app.cc", "app", ""},
-		{"app", "", "./app", "app", "", ""},
+		{"app", "kudo/app-1.0_0.1.0.tgz", "./app", "app", "", ""},
 	}
 	var got []step
 	for _, st := range plan.Steps {
@@ -119,9 +119,16 @@ func TestE2EKudoLocalRoot(t *testing.T) {
 		t.Errorf("kudo/params/app.zk/zk.yaml = %q (%v), want the package's zk.yaml", b, err)
 	}
 	script := env.ReadFile("out/kudo/install.sh")
-	for _, s := range []string{"'--instance' 'app.zk' '--skip-instance'", "'--instance' 'app.cc' '--skip-instance'", "kubectl kudo install './app' --instance 'app'"} {
+	for _, s := range []string{"'--instance' 'app.zk' '--skip-instance'", "'--instance' 'app.cc' '--skip-instance'", "'install' './kudo/app-1.0_0.1.0.tgz' '--instance' 'app'"} {
 		if !strings.Contains(script, s) {
 			t.Errorf("kudo/install.sh lacks %q:\n%s", s, script)
 		}
+	}
+	// The local package is carried: install.sh runs without it.
+	if err := os.RemoveAll(env.Path("app")); err != nil {
+		t.Fatal(err)
+	}
+	if calls := runKudoScript(t, env.Path("out/kudo/install.sh")); len(calls) != 3 || calls[2] != "kudo install ./kudo/app-1.0_0.1.0.tgz --instance app" {
+		t.Errorf("install.sh ran %q", calls)
 	}
 }
