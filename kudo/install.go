@@ -180,6 +180,16 @@ func (f Format) WriteInstall(dir string, l *lock.Lock, _ *install.Plan) error {
 	localFiles := map[string]localFile{}
 	for i := range sec.Local {
 		lo := &sec.Local[i]
+		if escapes(lo, "") {
+			// A folder dependency outside the package's folder
+			// ("../child-operator", as KUDO's own test tree has) is not
+			// in the tarball kubectl kudo package create makes of it
+			// (TgzDir packs the folder only), and KUDO resolves a
+			// tarball's relative dependencies inside the tarball
+			// (pkg/kudoctl/packages/resolver/resolver.go): such a
+			// tree is installed from its folders, as it was locked.
+			continue
+		}
 		data, err := localTarball(lo)
 		if err != nil {
 			return err
@@ -236,6 +246,21 @@ func (f Format) WriteInstall(dir string, l *lock.Lock, _ *install.Plan) error {
 // deploy plan creates their instances). Then the lock's roots, in order,
 // and the other top-level operators by ID, each but those a local
 // package's task installs.
+// escapes reports whether a folder dependency of lo (at folder, below
+// lo's top folder) lies outside the top folder.
+func escapes(lo *LocalOperator, folder string) bool {
+	for _, t := range lo.Tasks {
+		if t.Local == nil {
+			continue
+		}
+		sub := path.Join(folder, t.Local.Package)
+		if sub == ".." || strings.HasPrefix(sub, "../") || path.IsAbs(t.Local.Package) || escapes(t.Local, sub) {
+			return true
+		}
+	}
+	return false
+}
+
 // localFile is where a local package (at a Plan key) is in the install
 // directory: the tarball carrying it and, for a folder dependency, its
 // folder there.
