@@ -71,7 +71,10 @@ func TestRealworldFolderDependencies(t *testing.T) {
 				if i == 1 {
 					got.local = ""
 				}
-				if got != want[i] || st.SkipInstance != (i == 0) {
+				// ../child-operator is outside the tarball kubectl kudo
+				// package create would make of the parent: the tree is
+				// not carried, but installed from its folders.
+				if got != want[i] || st.SkipInstance != (i == 0) || st.Tarball != "" || st.Folder != "" {
 					t.Errorf("step %d = %+v, want %+v", i+1, got, want[i])
 				}
 			}

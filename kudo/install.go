@@ -58,11 +58,12 @@ type InstallStep struct {
 	// (installed with it: Folder names it there).
 	Tarball string `json:"tarball,omitempty"`
 	Folder  string `json:"folder,omitempty"`
-	// Local is set, instead of Source, Digest and Tarball, for a local
-	// package, which is not in the lock (the lock's kudo.local): the
-	// package as the inputs name it, or a folder dependency's
-	// spec.package, relative to its parent. It is installed from there
-	// (kubectl kudo install PATH), its folder dependencies with it.
+	// Local is set, instead of Source and Digest, for a local package,
+	// which is not in the lock (the lock's kudo.local): the package as
+	// the inputs name it, or a folder dependency's spec.package, relative
+	// to its parent. ferry install carries it as Tarball (a folder packed
+	// as kubectl kudo package create packs it, PackFolder), its folder
+	// dependencies in it (Folder).
 	Local string `json:"local,omitempty"`
 	// Instance is the instance's name (aa.bb.ee); Parent the instance
 	// whose KudoOperator task Task creates it, empty for a top-level
@@ -123,8 +124,12 @@ type installed struct {
 // operator needing them.
 //
 // A local package of the inputs (the lock's kudo.local, see RecordLock)
-// is in no tarball: its step names it (Local) after its dependencies, for
-// `kubectl kudo install PATH`, and the packages its tasks install are its
+// is read again from where it was locked and carried as
+// kudo/NAME-VERSION.tgz (a folder packed reproducibly as `kubectl kudo
+// package create` packs it: PackFolder; a .tgz as it is), so that the
+// install directory works without it; it must still be the operator the
+// lock names (else errkind.Mismatch). Its step (Local) comes after its
+// dependencies, and the packages its tasks install are its
 // dependencies, named under its instance as Plan names every dependency
 // (PARENT.INSTANCENAME, else PARENT.OPERATOR; KUDO's server names the
 // instance it creates INSTANCENAME, else PARENT-OPERATOR:
@@ -172,7 +177,47 @@ func (f Format) WriteInstall(dir string, l *lock.Lock, _ *install.Plan) error {
 		rp.Meta.Name, rp.Meta.Data = op.Name, op
 		pkgs[id] = in
 	}
-	plan, params, err := buildInstallPlan(g, pkgs, sec.Local)
+	localFiles := map[string]localFile{}
+	for i := range sec.Local {
+		lo := &sec.Local[i]
+		if escapes(lo, "") {
+			// A folder dependency outside the package's folder
+			// ("../child-operator", as KUDO's own test tree has) is not
+			// in the tarball kubectl kudo package create makes of it
+			// (TgzDir packs the folder only), and KUDO resolves a
+			// tarball's relative dependencies inside the tarball
+			// (pkg/kudoctl/packages/resolver/resolver.go): such a
+			// tree is installed from its folders, as it was locked.
+			continue
+		}
+		data, err := localTarball(lo)
+		if err != nil {
+			return err
+		}
+		file := tarballFileName(Config{Name: lo.Name, AppVersion: lo.AppVersion, OperatorVersion: lo.OperatorVersion})
+		if path.Base(file) != file || strings.ContainsAny(file, `\`) || strings.HasPrefix(file, ".") {
+			return fmt.Errorf("local operator name %q cannot name a file", lo.Name)
+		}
+		tarball := InstallDir + "/" + file
+		if other, ok := files[tarball]; ok {
+			return fmt.Errorf("operator %s and the local package %s would both be %s", other, lo.Package, tarball)
+		}
+		files[tarball] = lo.Package
+		if err := install.WriteFile(dir, tarball, data, 0o644); err != nil {
+			return fmt.Errorf("local operator %s: %w", lo.Name, err)
+		}
+		var walk func(lo *LocalOperator, key, folder string)
+		walk = func(lo *LocalOperator, key, folder string) {
+			localFiles[key] = localFile{tarball: tarball, folder: folder}
+			for j := range lo.Tasks {
+				if t := &lo.Tasks[j]; t.Local != nil {
+					walk(t.Local, key+"/"+t.Name, path.Join(folder, t.Local.Package))
+				}
+			}
+		}
+		walk(lo, localKey(i), "")
+	}
+	plan, params, err := buildInstallPlan(g, pkgs, sec.Local, localFiles)
 	if err != nil {
 		return err
 	}
@@ -201,7 +246,27 @@ func (f Format) WriteInstall(dir string, l *lock.Lock, _ *install.Plan) error {
 // deploy plan creates their instances). Then the lock's roots, in order,
 // and the other top-level operators by ID, each but those a local
 // package's task installs.
-func buildInstallPlan(g *resolve.Graph, pkgs map[string]*installed, local []LocalOperator) (*InstallPlan, map[string][]byte, error) {
+// escapes reports whether a folder dependency of lo (at folder, below
+// lo's top folder) lies outside the top folder.
+func escapes(lo *LocalOperator, folder string) bool {
+	for _, t := range lo.Tasks {
+		if t.Local == nil {
+			continue
+		}
+		sub := path.Join(folder, t.Local.Package)
+		if sub == ".." || strings.HasPrefix(sub, "../") || path.IsAbs(t.Local.Package) || escapes(t.Local, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// localFile is where a local package (at a Plan key) is in the install
+// directory: the tarball carrying it and, for a folder dependency, its
+// folder there.
+type localFile struct{ tarball, folder string }
+
+func buildInstallPlan(g *resolve.Graph, pkgs map[string]*installed, local []LocalOperator, localFiles map[string]localFile) (*InstallPlan, map[string][]byte, error) {
 	pg, err := ResolvedGraph(g)
 	if err != nil {
 		return nil, nil, err
@@ -250,6 +315,14 @@ func buildInstallPlan(g *resolve.Graph, pkgs map[string]*installed, local []Loca
 			var st InstallStep
 			if lo := locals[s.Key]; lo != nil {
 				st = InstallStep{Operator: lo.Name, AppVersion: lo.AppVersion, OperatorVersion: lo.OperatorVersion, Local: lo.Package}
+				if lf, ok := localFiles[s.Key]; ok {
+					st.Tarball = lf.tarball
+					if lf.folder != "" {
+						st.Folder = lf.folder
+					} else {
+						st.Command = []string{"kubectl", "kudo", "install", "./" + lf.tarball, "--instance", s.Instance}
+					}
+				}
 			} else {
 				id := carrier(g, s.Key)
 				in := pkgs[id]
@@ -385,10 +458,10 @@ KUBECTL="${KUBECTL:-kubectl}"
 		}
 		b.WriteString("\n")
 		switch {
-		case st.Local != "" && st.Parent == "":
+		case st.Local != "" && st.Tarball == "" && st.Parent == "":
 			fmt.Fprintf(&b, "# (the local package %s, not in the lock: install it from there once the\n# steps above ran:  kubectl kudo install %s --instance %s)\n", st.Local, shellQuote(st.Local), shellQuote(st.Instance))
 			continue
-		case st.Local != "":
+		case st.Local != "" && st.Tarball == "":
 			fmt.Fprintf(&b, "# (folder %s of the local package %s: installed with it)\n", st.Local, st.Parent)
 			continue
 		case len(st.Command) == 0:

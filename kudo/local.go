@@ -88,32 +88,43 @@ func folderRef(path string) string {
 // ReadInput), read again, each task with the package its root resolved
 // to in g. With none, the section is removed.
 func (f Format) RecordLock(_ *mirrorset.MirrorSet, g *resolve.Graph, l *lock.Lock) error {
-	var sec LockedSection
+	local, err := f.localSection(g)
+	if err != nil {
+		return err
+	}
+	if err := checkInstances(g, local); err != nil {
+		return errkind.Mark(errkind.BadInput, err)
+	}
+	if len(local) == 0 {
+		return l.SetSection(LockSection, nil)
+	}
+	return l.SetSection(LockSection, LockedSection{Local: local})
+}
+
+// localSection returns the local packages of ferry.yaml's operators: as
+// the lock records them (LockedSection.Local), read again, each task
+// with the package its root resolved to in g.
+func (f Format) localSection(g *resolve.Graph) ([]LocalOperator, error) {
+	var out []LocalOperator
 	for i, o := range f.Settings.Operators {
 		if classify(o.Package) != pkgFolder {
 			continue
 		}
 		op, err := f.localRoots(o.Package, &mirrorset.MirrorSet{})
 		if err != nil {
-			return fmt.Errorf("%s[%d]: %w", KeyOperators, i, err)
+			return nil, fmt.Errorf("%s[%d]: %w", KeyOperators, i, err)
 		}
 		lo, err := localOperator(op, o.Package, g)
 		if err != nil {
-			return fmt.Errorf("%s[%d]: %s: %w", KeyOperators, i, o.Package, err)
+			return nil, fmt.Errorf("%s[%d]: %s: %w", KeyOperators, i, o.Package, err)
 		}
 		lo.Instance = o.InstanceName
 		if lo.Instance == "" {
 			lo.Instance = op.Name
 		}
-		sec.Local = append(sec.Local, *lo)
+		out = append(out, *lo)
 	}
-	if err := checkInstances(g, sec.Local); err != nil {
-		return errkind.Mark(errkind.BadInput, err)
-	}
-	if len(sec.Local) == 0 {
-		return l.SetSection(LockSection, nil)
-	}
-	return l.SetSection(LockSection, sec)
+	return out, nil
 }
 
 // checkInstances plans every top-level instance the install of g and

@@ -1,6 +1,7 @@
 package kudo
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -150,6 +151,23 @@ func TestLocalInstall(t *testing.T) {
 			}
 			dest := installLocal(t, l)
 			checkLocalPlan(t, dest, l, repo, steps(tc.instance))
+			got, err := os.ReadFile(filepath.Join(dest, "kudo", "app-1.0_0.1.0.tgz"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(tgzPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.root != tgzPath {
+				// A folder is packed as PackFolder packs it.
+				if want, err = PackFolder(filepath.Join(dir, "app")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("the install's app tarball is not the local package's")
+			}
 		})
 	}
 }
@@ -221,9 +239,34 @@ func checkLocalPlan(t *testing.T, dest string, l *lock.Lock, repo *repoServer, w
 			t.Errorf("step %d = %+v\nwant %+v", i+1, st, w)
 		}
 		if w.operator == "app" || w.local != "" {
-			// A local package: in no tarball, installed from its path.
-			if st.Source != "" || st.Digest != "" || st.Tarball != "" || st.Command != nil || st.Local == "" || (w.local != "" && st.Local != w.local) {
+			// A local package: carried as a tarball of its own, its
+			// folder dependency in it, installed from there.
+			const tarball = "kudo/app-1.0_0.1.0.tgz"
+			if st.Source != "" || st.Digest != "" || st.Tarball != tarball || st.Local == "" || (w.local != "" && st.Local != w.local) {
 				t.Errorf("local step %d = %+v", i+1, st)
+			}
+			if w.local != "" {
+				if st.Folder != "helper" || st.Command != nil {
+					t.Errorf("local folder step %d = %+v, want folder helper of %s", i+1, st, tarball)
+				}
+				continue
+			}
+			cmd := []string{"kubectl", "kudo", "install", "./" + tarball, "--instance", w.instance}
+			if !reflect.DeepEqual(st.Command, cmd) {
+				t.Errorf("step %d command = %q, want %q", i+1, st.Command, cmd)
+			}
+			lines = append(lines, strings.Join(cmd[1:], " "))
+			data, err := os.ReadFile(filepath.Join(dest, filepath.FromSlash(tarball)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := LoadArchive(data)
+			if err != nil {
+				t.Fatalf("%s: %v", tarball, err)
+			}
+			pkgs := map[string]*Package{}
+			if err := folderPackages(p, "", pkgs); err != nil || p.Operator.Name != "app" || pkgs["/helper"] == nil || pkgs["/helper"].Operator.Name != "helper" {
+				t.Errorf("%s holds %s and %v (%v), want app and its folder helper", tarball, p.Operator.Name, pkgs, err)
 			}
 			continue
 		}

@@ -282,16 +282,27 @@ var _ resolve.Planner = Format{}
 
 // PlanInstances is `ferry resolve -o plan` for a KUDO package: Plan over
 // the resolved closure, the package's instance named after the operator.
-// A package only some KUDO operator's task installs has no instances of
-// its own: they are its parents'. Steps of a folder dependency name the
+// A package only some KUDO operator's task installs, or a local package
+// of the inputs' (PlanInputs), has no instances of its own: they are its
+// parents'. Steps of a folder dependency name the
 // package carrying it.
-func (Format) PlanInstances(g *resolve.Graph, id string) ([]resolve.Instance, error) {
+func (f Format) PlanInstances(g *resolve.Graph, id string) ([]resolve.Instance, error) {
 	if !TopLevel(g, id) {
 		return nil, nil
 	}
 	pg, err := ResolvedGraph(g)
 	if err != nil {
 		return nil, err
+	}
+	local, err := f.localSection(g)
+	if err != nil {
+		return nil, err
+	}
+	if _, claimed, err := addLocal(g, pg, local); err != nil {
+		return nil, err
+	} else if claimed[id] {
+		// A local package's task installs it: PlanInputs plans it.
+		return nil, nil
 	}
 	steps, err := Plan(pg, id, "")
 	if err != nil {
@@ -343,4 +354,44 @@ func carrier(g *resolve.Graph, key string) string {
 		}
 		k = k[:i]
 	}
+}
+
+var _ resolve.InputPlanner = Format{}
+
+// PlanInputs is `ferry resolve -o plan` for the local packages of the
+// inputs (a folder or .tgz ROOT, or in ferry.yaml's operators:), which
+// are not packages of the graph: each planned as ferry install plans it
+// (buildInstallPlan, from what RecordLock would lock), its instance, its
+// folder dependencies' and those of the packages its tasks install, in
+// KEP-29's order (Plan).
+func (f Format) PlanInputs(g *resolve.Graph) ([]resolve.Instance, error) {
+	local, err := f.localSection(g)
+	if err != nil || len(local) == 0 {
+		return nil, err
+	}
+	pg, err := ResolvedGraph(g)
+	if err != nil {
+		return nil, err
+	}
+	locals, _, err := addLocal(g, pg, local)
+	if err != nil {
+		return nil, err
+	}
+	var out []resolve.Instance
+	for i := range local {
+		steps, err := Plan(pg, localKey(i), local[i].Instance)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range steps {
+			in := resolve.Instance{Operator: s.Operator, Name: s.Instance, Parent: s.Parent}
+			if lo := locals[s.Key]; lo != nil {
+				in.Local, in.Kind, in.Version = lo.Package, format.KindKudoOperator, versionTag(lo.AppVersion, lo.OperatorVersion)
+			} else {
+				in.ID = carrier(g, s.Key)
+			}
+			out = append(out, in)
+		}
+	}
+	return out, nil
 }

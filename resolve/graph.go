@@ -27,6 +27,10 @@ type Graph struct {
 	// rootIDs maps each root Resolve was given to the ID of the package
 	// it resolved to (see RootID).
 	rootIDs map[Root]string
+	// inputPlanners are the formats of Resolve's options that plan
+	// instances of packages of their inputs that are not in the graph
+	// (see InputPlanner).
+	inputPlanners []InputPlanner
 }
 
 // RootID returns the ID of the package root resolved to, for a graph

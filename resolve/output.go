@@ -210,6 +210,28 @@ func writePlan(w io.Writer, g *Graph) error {
 		return err
 	}
 	n := 0
+	printInstance := func(in Instance) error {
+		n++
+		var line string
+		if in.ID == "" {
+			line = fmt.Sprintf("%d. %s %s %s (local %s) instance %s", n, in.Kind, in.Operator, in.Version, in.Local, in.Name)
+		} else {
+			q := g.Packages[in.ID]
+			if q == nil {
+				return fmt.Errorf("plan: instance %s names no package %s", in.Name, in.ID)
+			}
+			what := q.Pinned()
+			if in.Operator != "" && q.Meta != nil && in.Operator != q.Meta.Name {
+				what = in.Operator + " (in " + what + ")"
+			}
+			line = fmt.Sprintf("%d. %s %s instance %s", n, q.Kind, what, in.Name)
+		}
+		if in.Parent != "" {
+			line += " (dependency of " + in.Parent + ")"
+		}
+		_, err := fmt.Fprintln(w, line)
+		return err
+	}
 	for _, p := range plan {
 		// A Planner's packages are printed as the instances it names
 		// (planner.go); those installed as another's dependency with it.
@@ -219,25 +241,28 @@ func writePlan(w io.Writer, g *Graph) error {
 				return err
 			}
 			for _, in := range insts {
-				n++
-				q := g.Packages[in.ID]
-				if q == nil {
-					return fmt.Errorf("plan: instance %s names no package %s", in.Name, in.ID)
+				if err := printInstance(in); err != nil {
+					return err
 				}
-				what := q.Pinned()
-				if in.Operator != "" && q.Meta != nil && in.Operator != q.Meta.Name {
-					what = in.Operator + " (in " + what + ")"
-				}
-				line := fmt.Sprintf("%d. %s %s instance %s", n, q.Kind, what, in.Name)
-				if in.Parent != "" {
-					line += " (dependency of " + in.Parent + ")"
-				}
-				fmt.Fprintln(w, line)
 			}
 			continue
 		}
 		n++
 		fmt.Fprintf(w, "%d. %s %s\n", n, p.Kind, p.Pinned())
+	}
+	// The inputs' own packages last (InputPlanner): what the graph
+	// plans, their images, comes first, and the graph's packages they
+	// install are planned with them (PlanInstances skips those).
+	for _, ip := range g.inputPlanners {
+		insts, err := ip.PlanInputs(g)
+		if err != nil {
+			return err
+		}
+		for _, in := range insts {
+			if err := printInstance(in); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

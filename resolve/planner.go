@@ -28,4 +28,27 @@ type Instance struct {
 	// Parent is the name of the instance that creates this one; empty
 	// for a top-level instance.
 	Parent string
+	// Local is set, and ID empty, for an instance of a package of the
+	// inputs that is not in the graph (an InputPlanner's local package):
+	// the package as the inputs name it. Kind and Version are then its
+	// kind and version.
+	Local   string
+	Kind    string
+	Version string
+}
+
+// InputPlanner is a Planner whose inputs can name packages that are not
+// packages of the graph, not being published (KUDO's local operator
+// folders and tarballs), whose instances the graph's packages are
+// dependencies of. Resolve keeps the formats of its options that are
+// InputPlanners with the graph, and `ferry resolve -o plan` prints their
+// instances after the graph's plan, in the inputs' order, as the install
+// plans them.
+type InputPlanner interface {
+	Planner
+	// PlanInputs returns, in install order, the instances that
+	// installing the inputs' own packages creates (theirs and those of
+	// g's packages their tasks install). PlanInstances returns none for
+	// a package of g these install.
+	PlanInputs(g *Graph) ([]Instance, error)
 }

@@ -211,6 +211,11 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 				return nil, err
 			}
 			g.rootIDs = make(map[Root]string, len(roots))
+			for _, f := range opts.Formats {
+				if ip, ok := f.(InputPlanner); ok {
+					g.inputPlanners = append(g.inputPlanners, ip)
+				}
+			}
 			for i, rr := range rootReqs {
 				if id, ok := rs.rootIDs[rr.key]; ok {
 					g.rootIDs[roots[i]] = id

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -47,6 +48,28 @@ func TestE2EKudoLocalRoot(t *testing.T) {
 	env.WriteFile("app/"+kudo.ParamsFileName, string(pb))
 	env.WriteFile("app/"+kudo.TemplatesDir+"/zk.yaml", zkParams)
 
+	// resolve -o plan plans the published packages the tasks install as
+	// the local package's dependencies, not as instances of their own.
+	var planned []string
+	for _, line := range strings.Split(strings.TrimSpace(env.MustRun("resolve", "-o", "plan", "./app").Stdout), "\n") {
+		if strings.Contains(line, " kudo.operator ") {
+			_, rest, _ := strings.Cut(line, ". ")
+			if f := strings.Fields(rest); strings.HasPrefix(f[1], "kudo+http") {
+				// The pinned tarball URL, as its file name.
+				f[1], _, _ = strings.Cut(path.Base(f[1]), ":")
+				rest = strings.Join(f, " ")
+			}
+			planned = append(planned, rest)
+		}
+	}
+	wantPlan := []string{
+		"kudo.operator zookeeper-3.6.2_0.1.0.tgz instance app.zk (dependency of app)",
+		"kudo.operator cc-0.3.0.tgz instance app.cc (dependency of app)",
+		"kudo.operator app 1.0_0.1.0 (local ./app) instance app",
+	}
+	if !slices.Equal(planned, wantPlan) {
+		t.Errorf("resolve -o plan:\n%s\nwant\n%s", strings.Join(planned, "\n"), strings.Join(wantPlan, "\n"))
+	}
 	env.MustRun("lock", "./app")
 	first := env.ReadFile("ferry.lock")
 	env.MustRun("lock", "./app")
@@ -80,7 +103,7 @@ func TestE2EKudoLocalRoot(t *testing.T) {
 	want := []step{
 		{"zookeeper", "kudo/zookeeper-3.6.2_0.1.0.tgz", "", "app.zk", "app", "kudo/params/app.zk/zk.yaml"},
 		{"cc", "kudo/cc-0.3.0.tgz", "", "app.cc", "app", ""},
-		{"app", "", "./app", "app", "", ""},
+		{"app", "kudo/app-1.0_0.1.0.tgz", "./app", "app", "", ""},
 	}
 	var got []step
 	for _, st := range plan.Steps {
@@ -96,9 +119,16 @@ func TestE2EKudoLocalRoot(t *testing.T) {
 		t.Errorf("kudo/params/app.zk/zk.yaml = %q (%v), want the package's zk.yaml", b, err)
 	}
 	script := env.ReadFile("out/kudo/install.sh")
-	for _, s := range []string{"'--instance' 'app.zk' '--skip-instance'", "'--instance' 'app.cc' '--skip-instance'", "kubectl kudo install './app' --instance 'app'"} {
+	for _, s := range []string{"'--instance' 'app.zk' '--skip-instance'", "'--instance' 'app.cc' '--skip-instance'", "'install' './kudo/app-1.0_0.1.0.tgz' '--instance' 'app'"} {
 		if !strings.Contains(script, s) {
 			t.Errorf("kudo/install.sh lacks %q:\n%s", s, script)
 		}
+	}
+	// The local package is carried: install.sh runs without it.
+	if err := os.RemoveAll(env.Path("app")); err != nil {
+		t.Fatal(err)
+	}
+	if calls := runKudoScript(t, env.Path("out/kudo/install.sh")); len(calls) != 3 || calls[2] != "kudo install ./kudo/app-1.0_0.1.0.tgz --instance app" {
+		t.Errorf("install.sh ran %q", calls)
 	}
 }

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -61,7 +64,9 @@ spec:
 // mirrored, then installed with the image registry stopped, kudo/plan.json
 // and install.sh give the operators in the KEP's order EE, GG, BB, CC, AA
 // with its instance names (aa.bb.ee) and the names KUDO's server gives
-// them (aa-bb-ee, pkg/engine/task/task_kudo_operator.go).
+// them (aa-bb-ee, pkg/engine/task/task_kudo_operator.go), as resolve -o
+// plan does; the install carries the tree as kudo/aa-0.1.0.tgz, and its
+// install.sh runs with the source folders removed.
 func TestE2EKudoFolderTree(t *testing.T) {
 	t.Parallel()
 	src := registrytest.New(t)
@@ -88,6 +93,24 @@ func TestE2EKudoFolderTree(t *testing.T) {
 	writeKudoFolder(t, env, "aa/cc", "cc", nil, img["cc"])
 	writeKudoFolder(t, env, "aa/bb/ee", "ee", nil, img["ee"])
 	writeKudoFolder(t, env, "aa/bb/gg", "gg", nil, img["gg"])
+	// resolve -o plan gives the instances ferry install's plan.json
+	// gives: the images, then the tree's operators in KEP-29's order.
+	var planned []string
+	for _, line := range strings.Split(strings.TrimSpace(env.MustRun("resolve", "-o", "plan", "./aa").Stdout), "\n") {
+		if !strings.Contains(line, " image ") {
+			planned = append(planned, line)
+		}
+	}
+	wantPlan := []string{
+		"6. kudo.operator ee 0.1.0 (local ./ee) instance aa.bb.ee (dependency of aa.bb)",
+		"7. kudo.operator gg 0.1.0 (local ./gg) instance aa.bb.gg (dependency of aa.bb)",
+		"8. kudo.operator bb 0.1.0 (local ./bb) instance aa.bb (dependency of aa)",
+		"9. kudo.operator cc 0.1.0 (local ./cc) instance aa.cc (dependency of aa)",
+		"10. kudo.operator aa 0.1.0 (local ./aa) instance aa",
+	}
+	if !slices.Equal(planned, wantPlan) {
+		t.Errorf("resolve -o plan:\n%s\nwant\n%s", strings.Join(planned, "\n"), strings.Join(wantPlan, "\n"))
+	}
 	env.MustRun("lock", "./aa")
 	l := e2eReadLock(t, env, "ferry.lock")
 	var images []string
@@ -115,17 +138,18 @@ func TestE2EKudoFolderTree(t *testing.T) {
 	env.MustRun("install", "--dest", "out")
 	var plan kudo.InstallPlan
 	e2eJSONFile(t, env.Path(filepath.Join("out", kudo.InstallDir, kudo.InstallPlanFile)), &plan)
-	type step struct{ op, local, instance, cluster, parent string }
+	type step struct{ op, local, tarball, folder, instance, cluster, parent string }
+	const tarball = "kudo/aa-0.1.0.tgz"
 	wantSteps := []step{
-		{"ee", "./ee", "aa.bb.ee", "aa-bb-ee", "aa.bb"},
-		{"gg", "./gg", "aa.bb.gg", "aa-bb-gg", "aa.bb"},
-		{"bb", "./bb", "aa.bb", "aa-bb", "aa"},
-		{"cc", "./cc", "aa.cc", "aa-cc", "aa"},
-		{"aa", "./aa", "aa", "aa", ""},
+		{"ee", "./ee", tarball, "bb/ee", "aa.bb.ee", "aa-bb-ee", "aa.bb"},
+		{"gg", "./gg", tarball, "bb/gg", "aa.bb.gg", "aa-bb-gg", "aa.bb"},
+		{"bb", "./bb", tarball, "bb", "aa.bb", "aa-bb", "aa"},
+		{"cc", "./cc", tarball, "cc", "aa.cc", "aa-cc", "aa"},
+		{"aa", "./aa", tarball, "", "aa", "aa", ""},
 	}
 	var got []step
 	for _, st := range plan.Steps {
-		got = append(got, step{st.Operator, st.Local, st.Instance, st.ClusterInstance, st.Parent})
+		got = append(got, step{st.Operator, st.Local, st.Tarball, st.Folder, st.Instance, st.ClusterInstance, st.Parent})
 		if st.SkipInstance != (st.Parent != "") {
 			t.Errorf("step %d: skipInstance %v", st.Order, st.SkipInstance)
 		}
@@ -134,7 +158,51 @@ func TestE2EKudoFolderTree(t *testing.T) {
 		t.Fatalf("kudo/plan.json\n%+v\nwant\n%+v", got, wantSteps)
 	}
 	script := env.ReadFile("out/kudo/install.sh")
-	if !strings.Contains(script, "kubectl kudo install './aa' --instance 'aa'") || !strings.Contains(script, "# 1. ee 0.1.0 as instance aa.bb.ee") {
+	if !strings.Contains(script, "'kudo' 'install' './kudo/aa-0.1.0.tgz' '--instance' 'aa'") || !strings.Contains(script, "# 1. ee 0.1.0 as instance aa.bb.ee") {
 		t.Errorf("kudo/install.sh:\n%s", script)
 	}
+	// The install carries the tree: with the source folders gone, the
+	// tarball is the package aa packed as kubectl kudo package create
+	// packs it (its folder dependencies in it), and install.sh finds
+	// every file it names.
+	packed, err := kudo.PackFolder(env.Path("aa"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(env.Path("aa")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(env.Path("out/" + tarball)); err != nil || !bytes.Equal(b, packed) {
+		t.Errorf("out/%s is not aa packed (%v)", tarball, err)
+	}
+	if calls := runKudoScript(t, env.Path("out/kudo/install.sh")); !slices.Equal(calls, []string{"kudo install ./kudo/aa-0.1.0.tgz --instance aa"}) {
+		t.Errorf("install.sh ran %q", calls)
+	}
+}
+
+// runKudoScript runs a kudo/install.sh with a kubectl that fails unless
+// the file its install names is there, and returns its calls.
+func runKudoScript(t *testing.T, script string) []string {
+	t.Helper()
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skipf("install.sh is POSIX sh: %v", err)
+	}
+	bin := t.TempDir()
+	record := filepath.Join(bin, "calls")
+	fake := "#!/bin/sh\n[ -f \"$3\" ] || { echo \"missing $3\" >&2; exit 1; }\necho \"$*\" >> '" + record + "'\n"
+	if err := os.WriteFile(filepath.Join(bin, "kubectl"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sh, script)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "KUBECTL="+filepath.Join(bin, "kubectl"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("install.sh: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
 }
