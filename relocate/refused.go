@@ -166,9 +166,12 @@ type RepositoriesRefusedError struct {
 
 func (e *RepositoriesRefusedError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the mirror refuses pushes into %d repositories (every repository the run had yet to write to was checked at the first refusal); %d packages were not started", len(e.Repositories), e.NotStarted)
+	fmt.Fprintf(&b, "the mirror refuses pushes into %d repositories (every repository the run had yet to write to was checked at the first refusal)", len(e.Repositories))
+	if e.NotStarted > 0 {
+		fmt.Fprintf(&b, "; %d packages were not started", e.NotStarted)
+	}
 	if len(e.Copied) > 0 {
-		fmt.Fprintf(&b, ", %d were copied before the first refusal (%s)", len(e.Copied), strings.Join(e.Copied, ", "))
+		fmt.Fprintf(&b, "; %d packages were copied before the first refusal (%s)", len(e.Copied), strings.Join(e.Copied, ", "))
 	}
 	b.WriteString(":")
 	for _, err := range e.Errs {
