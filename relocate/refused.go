@@ -85,31 +85,75 @@ func (g *refusalGate) refused(ctx context.Context, i int, err error) {
 		}
 	}
 	g.mu.Unlock()
-	if g.opts.Target == nil || len(probe) == 0 {
-		return
+	refuse, other := probePush(ctx, probe, g.opts)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for r, err := range refuse {
+		g.refuse[r] = err
 	}
+	g.other = append(g.other, other...)
+}
+
+// probePush asks each of repos whether it takes pushes
+// (client.ProbePush), concurrently within opts.Concurrency: it returns
+// the refusals by repository, and the probes that failed otherwise.
+func probePush(ctx context.Context, repos []string, opts Options) (map[string]error, []error) {
+	refuse := map[string]error{}
+	var other []error
+	if opts.Target == nil || len(repos) == 0 {
+		return refuse, nil
+	}
+	var mu sync.Mutex
 	var eg errgroup.Group
-	eg.SetLimit(max(g.opts.Concurrency, 1))
-	for _, r := range probe {
+	eg.SetLimit(max(opts.Concurrency, 1))
+	for _, r := range repos {
 		eg.Go(func() error {
-			dst, err := g.opts.Target.Repository(r)
+			dst, err := opts.Target.Repository(r)
 			if err == nil {
 				err = client.ProbePush(ctx, dst)
 			}
 			if err == nil {
 				return nil
 			}
-			g.mu.Lock()
-			defer g.mu.Unlock()
+			mu.Lock()
+			defer mu.Unlock()
 			if client.IsRepositoryRefused(err) {
-				g.refuse[r] = err
+				refuse[r] = err
 			} else {
-				g.other = append(g.other, fmt.Errorf("checking whether %s takes pushes: %w", r, err))
+				other = append(other, fmt.Errorf("checking whether %s takes pushes: %w", r, err))
 			}
 			return nil
 		})
 	}
 	_ = eg.Wait()
+	return refuse, other
+}
+
+// shardRefused returns err, a shard's blob upload failing, or in its
+// place, when err is a repository refused, a *RepositoriesRefusedError
+// listing every one of repos (the shard's destination repositories) that
+// refuses pushes, probed with client.ProbePush. A shard's blobs go first,
+// before any package: no package was copied.
+func shardRefused(ctx context.Context, err error, repos []string, notStarted int, opts Options) error {
+	if !client.IsRepositoryRefused(err) {
+		return err
+	}
+	refuse, other := probePush(ctx, repos, opts)
+	if len(refuse) == 0 {
+		return err
+	}
+	e := &RepositoriesRefusedError{NotStarted: notStarted}
+	for r := range refuse {
+		e.Repositories = append(e.Repositories, r)
+	}
+	sort.Strings(e.Repositories)
+	for _, r := range e.Repositories {
+		e.Errs = append(e.Errs, refuse[r])
+	}
+	if len(other) > 0 {
+		return errors.Join(append([]error{e}, other...)...)
+	}
+	return e
 }
 
 // err returns the run's error once it stopped at a refusal: every refused
