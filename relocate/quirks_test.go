@@ -299,3 +299,40 @@ func TestMirrorRefusedRepositoriesListed(t *testing.T) {
 		})
 	}
 }
+
+// TestMirrorShardRefusedRepositories runs a sharded mirror into a registry
+// where two of the four repositories were never created: the shard fails
+// with one error naming both, whether the refusal came in its blob phase
+// (blobs go to their canonical repository first) or its package phase.
+func TestMirrorShardRefusedRepositories(t *testing.T) {
+	ctx := context.Background()
+	c := registrytest.Client(t)
+	src := registrytest.New(t)
+	l, _ := sharedClosure(t, c, src, 4)
+	q := quirkproxy.New(quirkproxy.Options{MustCreate: true})
+	mirror := registrytest.New(t, registrytest.WithWrap(q.Wrap))
+	to, err := relocate.ParseMapping(mirror.Host + "/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range l.Resolved() {
+		if _, path, _ := strings.Cut(to.Repo(p.Source), "/"); !strings.HasSuffix(path, "/app-00") && !strings.HasSuffix(path, "/app-03") {
+			q.Create(path)
+		}
+	}
+	_, err = relocate.MirrorShard(ctx, copyLock(l), relocate.Options{Source: c, To: to, Concurrency: 2},
+		relocate.ShardOptions{Shard: relocate.Shard{Index: 1, Count: 1}, Wait: 5 * time.Second})
+	var re *relocate.RepositoriesRefusedError
+	if !errors.As(err, &re) {
+		t.Fatalf("error is not a RepositoriesRefusedError: %v", err)
+	}
+	for _, w := range []string{"/m/shared/app-00 does not exist", "/m/shared/app-03 does not exist"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error does not say %q:\n%v", w, err)
+		}
+	}
+	if len(re.Repositories) != 2 {
+		t.Errorf("refused repositories %v, want the 2 not created", re.Repositories)
+	}
+	t.Logf("%v", err)
+}
