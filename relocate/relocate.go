@@ -441,7 +441,9 @@ func ensureTag(ctx context.Context, dst oras.Target, desc ocispec.Descriptor, ta
 // (nil: nothing) has succeeded for it, and reports each to rep and
 // opts.Progress; verb ("mirroring", "archiving") names the work in
 // errors. No package's failure cancels another's: every failure is
-// returned, joined. The results are in pkgs' order.
+// returned, joined; except a repository the mirror refuses, which starts
+// no further package and checks every repository not yet written to
+// (refusalGate). The results are in pkgs' order.
 func forEachPackage(ctx context.Context, pkgs []*lock.Package, opts Options, rep progress.Reporter, verb string, before func(i int) error, do func(p *lock.Package) (*PackageResult, error)) ([]PackageResult, error) {
 	results := make([]PackageResult, len(pkgs))
 	errs := make([]error, len(pkgs))
