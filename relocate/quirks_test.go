@@ -3,6 +3,7 @@ package relocate_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -238,15 +239,26 @@ func TestMirrorRefusedRepositoriesListed(t *testing.T) {
 	src := registrytest.New(t)
 	const n = 12
 	l, _ := sharedClosure(t, c, src, n)
+	archive := filepath.Join(t.TempDir(), "closure.tar")
+	al := copyLock(l)
+	al.APIVersion, al.Kind = lock.APIVersion, lock.Kind
+	if _, err := relocate.ToArchive(ctx, al, archive, relocate.Options{Source: c, Concurrency: 2}, nil); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name string
 		opts quirkproxy.Options
 		want []string
+		// fromArchive imports the archive instead of mirroring from the
+		// source registry.
+		fromArchive bool
 	}{
 		{name: "404 NAME_UNKNOWN", opts: quirkproxy.Options{MustCreate: true},
 			want: []string{"/m/shared/app-00 does not exist", "/m/shared/app-11 does not exist", "refuses pushes into 2 repositories"}},
 		{name: "403", opts: quirkproxy.Options{MustCreate: true, Forbidden: true},
 			want: []string{"check that HOST/m/shared/app-00 exists", "check that HOST/m/shared/app-11 exists", "refuses pushes into 2 repositories"}},
+		{name: "404 NAME_UNKNOWN, from an archive", opts: quirkproxy.Options{MustCreate: true}, fromArchive: true,
+			want: []string{"/m/shared/app-00 does not exist", "/m/shared/app-11 does not exist", "refuses pushes into 2 repositories"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			q := quirkproxy.New(tt.opts)
@@ -266,7 +278,12 @@ func TestMirrorRefusedRepositoriesListed(t *testing.T) {
 				_, path, _ := strings.Cut(repo, "/")
 				q.Create(path)
 			}
-			_, err = relocate.Mirror(ctx, pl, relocate.Options{Source: c, To: to, Concurrency: 1, Retry: client.RetryPolicy{Attempts: 4, Backoff: time.Second}})
+			opts := relocate.Options{Source: c, To: to, Concurrency: 1, Retry: client.RetryPolicy{Attempts: 4, Backoff: time.Second}}
+			if tt.fromArchive {
+				_, _, err = relocate.FromArchive(ctx, archive, opts, nil)
+			} else {
+				_, err = relocate.Mirror(ctx, pl, opts)
+			}
 			var re *relocate.RepositoriesRefusedError
 			if !errors.As(err, &re) {
 				t.Fatalf("error is not a RepositoriesRefusedError: %v", err)
