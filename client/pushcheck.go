@@ -1,12 +1,14 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/errcode"
 )
 
@@ -112,9 +114,7 @@ func ExplainRepositoryRefused(err error) error {
 	if re, ok := repositoryRefused("", err); ok {
 		return fmt.Errorf("%w: %w", re, err)
 	}
-	var ae *AuthError
-	if errors.As(err, &ae) && ae.StatusCode == http.StatusForbidden && (ae.Method == http.MethodPost || ae.Method == http.MethodPut) &&
-		(strings.Contains(ae.Path, "/blobs/uploads/") || strings.Contains(ae.Path, "/manifests/")) {
+	if ae, ok := writeForbidden(err); ok {
 		repo := repoOfURL(&url.URL{Host: ae.Host, Path: ae.Path})
 		_, path, _ := strings.Cut(repo, "/")
 		project, _, _ := strings.Cut(path, "/")
@@ -122,6 +122,54 @@ func ExplainRepositoryRefused(err error) error {
 			"check that %s exists (ECR: aws ecr create-repository --repository-name %s; Harbor: create the project %q) and that the credentials may push to it", err, repo, path, project)
 	}
 	return err
+}
+
+// writeForbidden returns err's *AuthError when it is a 403 answering the
+// start of a blob upload or a manifest PUT: what registries that create
+// no repository on push answer for one that does not exist (Harbor for a
+// missing project, ECR for a missing repository), as well as for
+// credentials that may not push.
+func writeForbidden(err error) (*AuthError, bool) {
+	var ae *AuthError
+	if errors.As(err, &ae) && ae.StatusCode == http.StatusForbidden && (ae.Method == http.MethodPost || ae.Method == http.MethodPut) &&
+		(strings.Contains(ae.Path, "/blobs/uploads/") || strings.Contains(ae.Path, "/manifests/")) {
+		return ae, true
+	}
+	return nil, false
+}
+
+// IsRepositoryRefused reports whether err is a registry refusing writes
+// into a repository because of the repository (see
+// ExplainRepositoryRefused): a *RepositoryRefusedError, or a 403 to the
+// start of a blob upload or a manifest PUT that is not an immutable tag.
+func IsRepositoryRefused(err error) bool {
+	if err == nil || IsTagRefused(err) {
+		return false
+	}
+	var re *RepositoryRefusedError
+	if errors.As(err, &re) {
+		return true
+	}
+	if _, ok := repositoryRefused("", err); ok {
+		return true
+	}
+	_, ok := writeForbidden(err)
+	return ok
+}
+
+// ProbePush asks whether repo takes pushes without writing anything: it
+// opens a blob upload session (POST /v2/NAME/blobs/uploads/) and cancels
+// it at once (DELETE), two requests. It returns nil when the registry
+// opened the session, the refusal explained (ExplainRepositoryRefused)
+// when the registry refuses the repository itself, and any other error
+// as it came.
+func ProbePush(ctx context.Context, repo *remote.Repository) error {
+	up, err := StartUpload(ctx, repo)
+	if err != nil {
+		return ExplainRepositoryRefused(err)
+	}
+	up.Cancel(ctx)
+	return nil
 }
 
 // IsTagRefused reports whether err is a registry refusing to move a tag

@@ -62,6 +62,9 @@ func TestExplainRepositoryRefused(t *testing.T) {
 		{"400 on a write, other code", resp(http.MethodPost, 400, "BLOB_UPLOAD_INVALID"), nil},
 	}
 	for _, tt := range tests {
+		if refused := IsRepositoryRefused(tt.err); refused != (len(tt.want) > 0) {
+			t.Errorf("%s: IsRepositoryRefused %v", tt.name, refused)
+		}
 		got := ExplainRepositoryRefused(tt.err)
 		if len(tt.want) == 0 {
 			if got != tt.err {

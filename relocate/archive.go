@@ -366,9 +366,14 @@ func FromArchiveChecked(ctx context.Context, path string, opts Options, check Lo
 	rep.AddPackages(len(pkgs))
 	var g errgroup.Group
 	g.SetLimit(opts.Concurrency)
+	gate := newRefusalGate(pkgs, opts)
 	for i, p := range pkgs {
 		g.Go(func() error {
 			rep.PackageStarted(p.Source)
+			if !gate.begin(i) {
+				rep.PackageDone(p.Source, errNotStarted)
+				return nil
+			}
 			res, err := retryPackage(ctx, opts.Retry, "importing "+p.Source, func() (*PackageResult, error) {
 				return copyFrom(ctx, src, archiveRef, p, opts, led)
 			})
@@ -376,6 +381,12 @@ func FromArchiveChecked(ctx context.Context, path string, opts Options, check Lo
 			switch {
 			case errors.Is(err, errdef.ErrNotFound):
 				errs[i] = errkind.Markf(errkind.Mismatch, "importing %s: the archive lacks content the lock names: %w", p.Source, err)
+			case client.IsRepositoryRefused(err):
+				// Every repository not yet written to is checked, and
+				// listed with this one (refusalGate).
+				explained := client.ExplainRepositoryRefused(err)
+				errs[i] = fmt.Errorf("importing %s: %w", p.Source, explained)
+				gate.refused(ctx, i, explained)
 			case err != nil:
 				errs[i] = fmt.Errorf("importing %s: %w", p.Source, err)
 			default:
@@ -388,6 +399,9 @@ func FromArchiveChecked(ctx context.Context, path string, opts Options, check Lo
 		})
 	}
 	_ = g.Wait()
+	if err := gate.err(errs); err != nil {
+		return nil, nil, err
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
 	}

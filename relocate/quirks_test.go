@@ -3,6 +3,7 @@ package relocate_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -224,4 +225,131 @@ func TestMappingFlatten(t *testing.T) {
 	if err := m.Check([]string{"ghcr.io/a/b-c", "ghcr.io/a-b/c"}); err == nil {
 		t.Error("two sources flattened alike were not refused")
 	}
+}
+
+// TestMirrorRefusedRepositoriesListed mirrors 12 packages, each into its
+// own repository, into a registry where two of the repositories were never
+// created: the first package (under way from the start) and the last (not
+// started when the first refusal comes: packages run 8 per -j). The run
+// fails with one error naming both, and the packages it had not started
+// copied nothing, although their repositories take pushes.
+func TestMirrorRefusedRepositoriesListed(t *testing.T) {
+	ctx := context.Background()
+	c := registrytest.Client(t)
+	src := registrytest.New(t)
+	const n = 12
+	l, _ := sharedClosure(t, c, src, n)
+	archive := filepath.Join(t.TempDir(), "closure.tar")
+	al := copyLock(l)
+	al.APIVersion, al.Kind = lock.APIVersion, lock.Kind
+	if _, err := relocate.ToArchive(ctx, al, archive, relocate.Options{Source: c, Concurrency: 2}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		opts quirkproxy.Options
+		want []string
+		// fromArchive imports the archive instead of mirroring from the
+		// source registry.
+		fromArchive bool
+	}{
+		{name: "404 NAME_UNKNOWN", opts: quirkproxy.Options{MustCreate: true},
+			want: []string{"/m/shared/app-00 does not exist", "/m/shared/app-11 does not exist", "refuses pushes into 2 repositories"}},
+		{name: "403", opts: quirkproxy.Options{MustCreate: true, Forbidden: true},
+			want: []string{"check that HOST/m/shared/app-00 exists", "check that HOST/m/shared/app-11 exists", "refuses pushes into 2 repositories"}},
+		{name: "404 NAME_UNKNOWN, from an archive", opts: quirkproxy.Options{MustCreate: true}, fromArchive: true,
+			want: []string{"/m/shared/app-00 does not exist", "/m/shared/app-11 does not exist", "refuses pushes into 2 repositories"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			q := quirkproxy.New(tt.opts)
+			mirror := registrytest.New(t, registrytest.WithWrap(q.Wrap))
+			to, err := relocate.ParseMapping(mirror.Host + "/m")
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl := copyLock(l)
+			refused := map[string]bool{}
+			for _, p := range pl.Resolved() {
+				repo := to.Repo(p.Source)
+				if strings.HasSuffix(repo, "/app-00") || strings.HasSuffix(repo, "/app-11") {
+					refused[repo] = true
+					continue
+				}
+				_, path, _ := strings.Cut(repo, "/")
+				q.Create(path)
+			}
+			opts := relocate.Options{Source: c, To: to, Concurrency: 1, Retry: client.RetryPolicy{Attempts: 4, Backoff: time.Second}}
+			if tt.fromArchive {
+				_, _, err = relocate.FromArchive(ctx, archive, opts, nil)
+			} else {
+				_, err = relocate.Mirror(ctx, pl, opts)
+			}
+			var re *relocate.RepositoriesRefusedError
+			if !errors.As(err, &re) {
+				t.Fatalf("error is not a RepositoriesRefusedError: %v", err)
+			}
+			for _, w := range tt.want {
+				if w = strings.ReplaceAll(w, "HOST", mirror.Host); !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not say %q:\n%v", w, err)
+				}
+			}
+			if len(re.Repositories) != 2 {
+				t.Errorf("refused repositories %v, want the 2 not created", re.Repositories)
+			}
+			if re.NotStarted == 0 {
+				t.Errorf("every package started before the first refusal: %v", err)
+			}
+			copied := map[string]bool{}
+			for _, s := range re.Copied {
+				copied[s] = true
+			}
+			for _, p := range pl.Resolved() {
+				repo := to.Repo(p.Source)
+				if refused[repo] || copied[p.Source] {
+					continue
+				}
+				if tags, err := client.ListTags(ctx, registrytest.Repository(t, c, repo)); err == nil && len(tags) > 0 {
+					t.Errorf("%s not reported copied, but %s holds tags %v", p.Source, repo, tags)
+				}
+			}
+			t.Logf("%d packages copied before the first refusal, %d not started, %d refusals answered: %v", len(re.Copied), re.NotStarted, q.Refused(), err)
+		})
+	}
+}
+
+// TestMirrorShardRefusedRepositories runs a sharded mirror into a registry
+// where two of the four repositories were never created: the shard fails
+// with one error naming both, whether the refusal came in its blob phase
+// (blobs go to their canonical repository first) or its package phase.
+func TestMirrorShardRefusedRepositories(t *testing.T) {
+	ctx := context.Background()
+	c := registrytest.Client(t)
+	src := registrytest.New(t)
+	l, _ := sharedClosure(t, c, src, 4)
+	q := quirkproxy.New(quirkproxy.Options{MustCreate: true})
+	mirror := registrytest.New(t, registrytest.WithWrap(q.Wrap))
+	to, err := relocate.ParseMapping(mirror.Host + "/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range l.Resolved() {
+		if _, path, _ := strings.Cut(to.Repo(p.Source), "/"); !strings.HasSuffix(path, "/app-00") && !strings.HasSuffix(path, "/app-03") {
+			q.Create(path)
+		}
+	}
+	_, err = relocate.MirrorShard(ctx, copyLock(l), relocate.Options{Source: c, To: to, Concurrency: 2},
+		relocate.ShardOptions{Shard: relocate.Shard{Index: 1, Count: 1}, Wait: 5 * time.Second})
+	var re *relocate.RepositoriesRefusedError
+	if !errors.As(err, &re) {
+		t.Fatalf("error is not a RepositoriesRefusedError: %v", err)
+	}
+	for _, w := range []string{"/m/shared/app-00 does not exist", "/m/shared/app-03 does not exist"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error does not say %q:\n%v", w, err)
+		}
+	}
+	if len(re.Repositories) != 2 {
+		t.Errorf("refused repositories %v, want the 2 not created", re.Repositories)
+	}
+	t.Logf("%v", err)
 }

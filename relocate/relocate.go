@@ -441,15 +441,22 @@ func ensureTag(ctx context.Context, dst oras.Target, desc ocispec.Descriptor, ta
 // (nil: nothing) has succeeded for it, and reports each to rep and
 // opts.Progress; verb ("mirroring", "archiving") names the work in
 // errors. No package's failure cancels another's: every failure is
-// returned, joined. The results are in pkgs' order.
+// returned, joined; except a repository the mirror refuses, which starts
+// no further package and checks every repository not yet written to
+// (refusalGate). The results are in pkgs' order.
 func forEachPackage(ctx context.Context, pkgs []*lock.Package, opts Options, rep progress.Reporter, verb string, before func(i int) error, do func(p *lock.Package) (*PackageResult, error)) ([]PackageResult, error) {
 	results := make([]PackageResult, len(pkgs))
 	errs := make([]error, len(pkgs))
 	var g errgroup.Group
 	g.SetLimit(packageLimit(opts.Concurrency))
+	gate := newRefusalGate(pkgs, opts)
 	for i, p := range pkgs {
 		g.Go(func() error {
 			rep.PackageStarted(p.Source)
+			if !gate.begin(i) {
+				rep.PackageDone(p.Source, errNotStarted)
+				return nil
+			}
 			var err error
 			if before != nil {
 				err = before(i)
@@ -462,7 +469,11 @@ func forEachPackage(ctx context.Context, pkgs []*lock.Package, opts Options, rep
 			if err != nil {
 				// A registry refusing the repository itself (it must be
 				// created first, or its name is too deep) says so.
-				errs[i] = fmt.Errorf("%s %s: %w", verb, p.Source, client.ExplainRepositoryRefused(err))
+				explained := client.ExplainRepositoryRefused(err)
+				errs[i] = fmt.Errorf("%s %s: %w", verb, p.Source, explained)
+				if client.IsRepositoryRefused(err) {
+					gate.refused(ctx, i, explained)
+				}
 				return nil
 			}
 			results[i] = *res
@@ -473,8 +484,15 @@ func forEachPackage(ctx context.Context, pkgs []*lock.Package, opts Options, rep
 		})
 	}
 	_ = g.Wait()
+	if err := gate.err(errs); err != nil {
+		return results, err
+	}
 	return results, errors.Join(errs...)
 }
+
+// errNotStarted is a package's outcome, for its reporter, when the run
+// stopped at a refused repository before it started (refusalGate).
+var errNotStarted = errors.New("not started: the mirror refuses a repository of this run")
 
 // copyPackages copies pkgs into opts.To (forEachPackage, copyPackage).
 func copyPackages(ctx context.Context, pkgs []*lock.Package, opts Options, led *ledger, rep progress.Reporter, before func(i int) error) ([]PackageResult, error) {

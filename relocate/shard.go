@@ -211,7 +211,10 @@ func MirrorShard(ctx context.Context, l *lock.Lock, opts Options, so ShardOption
 	}
 	present := &sync.Map{} // digest → true once seen in its canonical repository
 	if err := uploadOwned(ctx, blobs, sh, opts, led, sr, present); err != nil {
-		return nil, err
+		// A repository refused (it must be created first): every
+		// repository this shard writes to is checked, and listed at once.
+		repos, n := shardRepos(pkgs, blobs, sh, opts)
+		return nil, shardRefused(ctx, err, repos, n, opts)
 	}
 	so.logf("shard %s: uploaded %d of the %d blobs dealt to it (%d bytes), the others were in the mirror", sh, sr.Uploaded, sr.Owned, sr.Bytes)
 
@@ -457,4 +460,31 @@ func waitBlobs(ctx context.Context, what string, need []*shardBlob, opts Options
 			return first, ctx.Err()
 		}
 	}
+}
+
+// shardRepos returns the destination repositories shard sh writes to:
+// the canonical repositories of the blobs it owns and its packages'
+// repositories, each once, and how many packages are its.
+func shardRepos(pkgs []*lock.Package, blobs []*shardBlob, sh Shard, opts Options) ([]string, int) {
+	seen := map[string]bool{}
+	var repos []string
+	add := func(r string) {
+		if !seen[r] {
+			seen[r] = true
+			repos = append(repos, r)
+		}
+	}
+	for _, b := range blobs {
+		if b.owner == sh.Index {
+			add(b.canon)
+		}
+	}
+	n := 0
+	for i, p := range pkgs {
+		if i%sh.Count == sh.Index-1 {
+			add(opts.To.Repo(p.Source))
+			n++
+		}
+	}
+	return repos, n
 }

@@ -16,6 +16,8 @@ import (
 //     repository and the flatten option;
 //   - --flatten mirrors it as NAMESPACE/a-b-c, the lock records each
 //     package's flattened repository, and verify --deep follows the lock;
+//   - into repositories that must exist, none created, exit 1 with one
+//     error naming every repository;
 //   - into immutable tags, mirroring the same lock again succeeds.
 func TestE2EQuirkyDestinations(t *testing.T) {
 	t.Parallel()
@@ -37,6 +39,17 @@ func TestE2EQuirkyDestinations(t *testing.T) {
 		}
 	}
 	env.MustRun("verify", "--lock", "ferry.lock", "--deep")
+
+	// Repositories that must exist, none created: exit 1 with one error
+	// naming every repository the run writes to.
+	must := registrytest.New(t, registrytest.WithWrap(quirkproxy.New(quirkproxy.Options{MustCreate: true}).Wrap))
+	r := env.Expect(exitcode.Failure, []string{"mirror", "--lock", "ferry.lock", "--to", must.Host + "/m"}, "the mirror refuses pushes into", "aws ecr create-repository")
+	for _, p := range l.Resolved() {
+		_, path, _ := strings.Cut(p.Source, "/")
+		if want := must.Host + "/m/" + path + " does not exist"; !strings.Contains(r.Stderr, want) {
+			t.Errorf("mirror into repositories that must exist: error lacks %q:\n%s", want, r.Stderr)
+		}
+	}
 
 	ecr := registrytest.New(t, registrytest.WithWrap(quirkproxy.New(quirkproxy.Options{Immutable: quirkproxy.ECR}).Wrap))
 	env.MustRun("mirror", "--lock", "ferry.lock", "--to", ecr.Host+"/m")
