@@ -281,6 +281,14 @@ func (t *knownTarget) Push(ctx context.Context, desc ocispec.Descriptor, r io.Re
 
 // Mount mounts desc from another repository of the registry.
 func (t *knownTarget) Mount(ctx context.Context, desc ocispec.Descriptor, from string, getContent func() (io.ReadCloser, error)) error {
+	if from == t.repo.Reference.Repository && t.led.holds(t.name, desc.Digest) {
+		// Another copy into this repository (another tag of it) pushed
+		// or mounted desc while this one waited for it (ledger
+		// mountSources): the registry holds it here already, so the
+		// mount from the repository itself, which it would answer 201
+		// at once, is not sent (W6: about 90 POSTs of 772).
+		return nil
+	}
 	if t.early != nil {
 		t.early.mount(desc.Digest)
 	}
