@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"strings"
@@ -44,6 +45,17 @@ func TestReadCache(t *testing.T) {
 	if _, err := oras.Copy(ctx, repoA, "v1", registrytest.Repository(t, pusher, reg.Host+"/cache/b"), "v1", oras.DefaultCopyOptions); err != nil {
 		t.Fatal(err)
 	}
+	// A config-sized blob and a layer-sized one, in a.
+	small, large := []byte(`{"architecture":"amd64","os":"linux"}`), bytes.Repeat([]byte("layer "), 4<<10)
+	smallDesc, largeDesc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageConfig, small), content.NewDescriptorFromBytes(ocispec.MediaTypeImageLayer, large)
+	for _, b := range []struct {
+		desc ocispec.Descriptor
+		data []byte
+	}{{smallDesc, small}, {largeDesc, large}} {
+		if err := repoA.Push(ctx, b.desc, bytes.NewReader(b.data)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	count := func(method, substr string) int {
 		n := 0
 		for _, r := range reg.Requests() {
@@ -82,6 +94,24 @@ func TestReadCache(t *testing.T) {
 				return err
 			},
 			want: map[[2]string]int{{"GET", "/cache/a/manifests/sha256:"}: 1, {"HEAD", "/cache/a/manifests/sha256:"}: 0},
+		},
+		{
+			name: "a config-sized blob read twice: one GET; a layer: every time",
+			read: func(t *testing.T, open func(string) registry.Repository) error {
+				for range 2 {
+					for _, d := range []ocispec.Descriptor{smallDesc, largeDesc} {
+						got, err := content.FetchAll(ctx, open("a"), d)
+						if err != nil {
+							return err
+						}
+						if len(got) != int(d.Size) {
+							t.Errorf("%s: read %d bytes, want %d", d.Digest, len(got), d.Size)
+						}
+					}
+				}
+				return nil
+			},
+			want: map[[2]string]int{{"GET", "/cache/a/blobs/" + smallDesc.Digest.String()}: 1, {"GET", "/cache/a/blobs/" + largeDesc.Digest.String()}: 2},
 		},
 		{
 			name: "another repository is asked itself",
