@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/registry"
@@ -112,6 +114,23 @@ func TestReadCache(t *testing.T) {
 				return nil
 			},
 			want: map[[2]string]int{{"GET", "/cache/a/blobs/" + smallDesc.Digest.String()}: 1, {"GET", "/cache/a/blobs/" + largeDesc.Digest.String()}: 2},
+		},
+		{
+			name: "a repository's tags listed by 6 copies at once: one GET",
+			read: func(t *testing.T, open func(string) registry.Repository) error {
+				var g errgroup.Group
+				for range 6 {
+					g.Go(func() error {
+						tags, err := registry.Tags(ctx, open("a"))
+						if err == nil && !slices.Contains(tags, "v1") {
+							t.Errorf("tags %v, want v1 among them", tags)
+						}
+						return err
+					})
+				}
+				return g.Wait()
+			},
+			want: map[[2]string]int{{"GET", "/cache/a/tags/list"}: 1},
 		},
 		{
 			name: "another repository is asked itself",
