@@ -7,7 +7,6 @@ import (
 
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/internal/pipelinetest"
-	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/relocate"
 )
@@ -65,12 +64,10 @@ func TestMirror(t *testing.T) {
 		t.Errorf("clash contacted the mirror: %v", mirror.Requests())
 	}
 
-	// A source that went away: the error names the package. A new run
-	// (a new Client): this one's read cache holds what it read, small
-	// blobs included, and would copy them without the source.
+	// A source that went away: the error names the package.
 	src.Stop()
 	to2, _ := relocate.ParseMapping(mirror.Host + "/fresh")
-	if _, err := relocate.Mirror(ctx, l, relocate.Options{Source: registrytest.Client(t), To: to2}); err == nil {
+	if _, err := relocate.Mirror(ctx, l, relocate.Options{Source: c, To: to2}); err == nil {
 		t.Errorf("mirroring from a stopped source succeeded")
 	}
 }
