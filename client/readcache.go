@@ -21,22 +21,6 @@ const (
 	maxCacheBytes     = 64 << 20
 )
 
-// maxCachedBlob bounds the blobs the read cache keeps: an image's config
-// (a few KiB), which resolution reads for the image's platform and the
-// copy reads again; layers are larger and are read once.
-const maxCachedBlob = 16 << 10
-
-// blobByDigest matches the path of a blob read: /v2/NAME/blobs/sha256:HEX.
-var blobByDigest = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/v2/.+/blobs/sha256:[a-f0-9]{64}$`) })
-
-// isSmallBlobRead reports whether req reads a whole blob by digest (no
-// Range), which the cache may answer when it holds the blob: blobs, like
-// manifests by digest, cannot change, and a kept blob hashed to its
-// digest.
-func isSmallBlobRead(req *http.Request) bool {
-	return strings.Contains(req.URL.Path, "/blobs/sha256:") && req.Header.Get("Range") == "" && blobByDigest().MatchString(req.URL.Path)
-}
-
 // manifestByDigest matches the path of a manifest asked by digest:
 // /v2/NAME/manifests/sha256:HEX.
 var manifestByDigest = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/v2/.+/manifests/sha256:[a-f0-9]{64}$`) })
@@ -196,15 +180,6 @@ func (c *cachingClient) Do(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 	}
-	blob := req.Method == http.MethodGet && isSmallBlobRead(req)
-	if blob {
-		c.cache.mu.Lock()
-		m, ok := c.cache.manifests[key]
-		c.cache.mu.Unlock()
-		if ok {
-			return cachedResponse(req, m), nil
-		}
-	}
 	switch {
 	case isManifest && (req.Method == http.MethodGet || req.Method == http.MethodHead):
 		c.cache.mu.Lock()
@@ -233,8 +208,6 @@ func (c *cachingClient) Do(req *http.Request) (*http.Response, error) {
 		c.cache.put(req.URL.Host+req.URL.Path[:strings.LastIndex(req.URL.Path, "/")+1]+digest.FromBytes(pushed).String(),
 			cachedManifest{mediaType: req.Header.Get("Content-Type"), data: pushed})
 	case isManifest && req.Method == http.MethodGet && resp.StatusCode == http.StatusOK:
-		return c.keep(req, resp, digest.Digest(lastSegment(req.URL.Path))), nil
-	case blob && resp.StatusCode == http.StatusOK && resp.ContentLength >= 0 && resp.ContentLength <= maxCachedBlob:
 		return c.keep(req, resp, digest.Digest(lastSegment(req.URL.Path))), nil
 	case req.Method == http.MethodGet && resp.StatusCode == http.StatusOK && strings.Contains(req.URL.Path, "/manifests/") && manifestByTag().MatchString(req.URL.Path):
 		// A manifest read by tag is kept under its digest: a later read
