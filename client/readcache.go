@@ -64,6 +64,21 @@ type readCache struct {
 	// queries take while the capability is unknown: one probes, the
 	// others wait for its answer.
 	probing map[string]*sync.Mutex
+	// listing holds, per tag list page (tagLists' key), the lock its
+	// listing takes (listLock).
+	listing map[string]*sync.Mutex
+}
+
+// listLock returns the lock of the tag list page key.
+func (c *readCache) listLock(key string) *sync.Mutex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.listing[key]
+	if m == nil {
+		m = &sync.Mutex{}
+		c.listing[key] = m
+	}
+	return m
 }
 
 // cachedTags is one tag list page as the registry answered it.
@@ -81,7 +96,7 @@ type cachedManifest struct {
 }
 
 func newReadCache() *readCache {
-	return &readCache{manifests: map[string]cachedManifest{}, referrers: map[string]bool{}, tagLists: map[string]cachedTags{}, probing: map[string]*sync.Mutex{}}
+	return &readCache{manifests: map[string]cachedManifest{}, referrers: map[string]bool{}, tagLists: map[string]cachedTags{}, probing: map[string]*sync.Mutex{}, listing: map[string]*sync.Mutex{}}
 }
 
 // referrersCapability returns what host answered to a referrers query,
@@ -236,6 +251,12 @@ func (c *readCache) forgetTags(host, name string) {
 // tagList answers a tag list page from the cache, or asks and keeps it.
 func (c *cachingClient) tagList(req *http.Request) (*http.Response, error) {
 	key := req.URL.Host + req.URL.Path + "?" + req.URL.RawQuery
+	// One listing of a page at a time: copies of several tags of one
+	// repository, started at once, each list its tags (a mirror run's
+	// signature lookup), and the first answer serves the others.
+	m := c.cache.listLock(key)
+	m.Lock()
+	defer m.Unlock()
 	c.cache.mu.Lock()
 	t, ok := c.cache.tagLists[key]
 	c.cache.mu.Unlock()

@@ -1,13 +1,16 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/registry"
@@ -43,6 +46,17 @@ func TestReadCache(t *testing.T) {
 	}
 	if _, err := oras.Copy(ctx, repoA, "v1", registrytest.Repository(t, pusher, reg.Host+"/cache/b"), "v1", oras.DefaultCopyOptions); err != nil {
 		t.Fatal(err)
+	}
+	// A config-sized blob and a layer-sized one, in a.
+	small, large := []byte(`{"architecture":"amd64","os":"linux"}`), bytes.Repeat([]byte("layer "), 4<<10)
+	smallDesc, largeDesc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageConfig, small), content.NewDescriptorFromBytes(ocispec.MediaTypeImageLayer, large)
+	for _, b := range []struct {
+		desc ocispec.Descriptor
+		data []byte
+	}{{smallDesc, small}, {largeDesc, large}} {
+		if err := repoA.Push(ctx, b.desc, bytes.NewReader(b.data)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	count := func(method, substr string) int {
 		n := 0
@@ -82,6 +96,41 @@ func TestReadCache(t *testing.T) {
 				return err
 			},
 			want: map[[2]string]int{{"GET", "/cache/a/manifests/sha256:"}: 1, {"HEAD", "/cache/a/manifests/sha256:"}: 0},
+		},
+		{
+			name: "a blob is read from the registry every time, however small (deep verification reads what the mirror holds)",
+			read: func(t *testing.T, open func(string) registry.Repository) error {
+				for range 2 {
+					for _, d := range []ocispec.Descriptor{smallDesc, largeDesc} {
+						got, err := content.FetchAll(ctx, open("a"), d)
+						if err != nil {
+							return err
+						}
+						if len(got) != int(d.Size) {
+							t.Errorf("%s: read %d bytes, want %d", d.Digest, len(got), d.Size)
+						}
+					}
+				}
+				return nil
+			},
+			want: map[[2]string]int{{"GET", "/cache/a/blobs/" + smallDesc.Digest.String()}: 2, {"GET", "/cache/a/blobs/" + largeDesc.Digest.String()}: 2},
+		},
+		{
+			name: "a repository's tags listed by 6 copies at once: one GET",
+			read: func(t *testing.T, open func(string) registry.Repository) error {
+				var g errgroup.Group
+				for range 6 {
+					g.Go(func() error {
+						tags, err := registry.Tags(ctx, open("a"))
+						if err == nil && !slices.Contains(tags, "v1") {
+							t.Errorf("tags %v, want v1 among them", tags)
+						}
+						return err
+					})
+				}
+				return g.Wait()
+			},
+			want: map[[2]string]int{{"GET", "/cache/a/tags/list"}: 1},
 		},
 		{
 			name: "another repository is asked itself",

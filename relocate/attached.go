@@ -111,7 +111,10 @@ func (cp copier) locked(ctx context.Context, s lock.Signature) (attachment, erro
 // an archive's index.json; tags, from startOriginTags) rather than a
 // request per manifest and suffix; an origin whose tags cannot be listed
 // is asked for each tag instead.
-func (cp copier) attached(ctx context.Context, p *lock.Package, manifests []ocispec.Descriptor, originTags func() (map[string]bool, bool)) ([]attachment, error) {
+//
+// rootRefs, when set, waits for the referrers of the package's root, read
+// while the graph was copied (startReferrers).
+func (cp copier) attached(ctx context.Context, p *lock.Package, manifests []ocispec.Descriptor, originTags func() (map[string]bool, bool), rootRefs *startedReferrers) ([]attachment, error) {
 	tags, listed := originTags()
 	var out []attachment
 	for _, m := range manifests {
@@ -137,10 +140,27 @@ func (cp copier) attached(ctx context.Context, p *lock.Package, manifests []ocis
 	refs := make([][]ocispec.Descriptor, len(manifests))
 	var g errgroup.Group
 	g.SetLimit(max(cp.conc, 1))
+	first := true
+	if rootRefs != nil {
+		// The root's answer, asked first, settled the capability.
+		for i, m := range manifests {
+			if m.Digest == rootRefs.subject.Digest {
+				var err error
+				if refs[i], err = rootRefs.wait(); err != nil {
+					return nil, err
+				}
+				first = false
+			}
+		}
+	}
 	for i, m := range manifests {
-		if i == 0 {
+		if rootRefs != nil && m.Digest == rootRefs.subject.Digest {
+			continue
+		}
+		if first {
+			first = false
 			var err error
-			if refs[0], err = cp.referrersOf(ctx, m); err != nil {
+			if refs[i], err = cp.referrersOf(ctx, m); err != nil {
 				return nil, err
 			}
 			continue
@@ -160,6 +180,34 @@ func (cp copier) attached(ctx context.Context, p *lock.Package, manifests []ocis
 		}
 	}
 	return out, nil
+}
+
+// startedReferrers is a listing of subject's referrers in the origin
+// under way (startReferrers).
+type startedReferrers struct {
+	subject ocispec.Descriptor
+	done    chan struct{}
+	refs    []ocispec.Descriptor
+	err     error
+}
+
+// wait returns the listing's answer once it has come.
+func (s *startedReferrers) wait() ([]ocispec.Descriptor, error) {
+	<-s.done
+	return s.refs, s.err
+}
+
+// startReferrers starts listing subject's referrers in the origin
+// (referrersOf), beside the graph's copy rather than after it: a round
+// trip less in each package's chain (W6: 120 plain images, each one
+// manifest).
+func (cp copier) startReferrers(ctx context.Context, subject ocispec.Descriptor) *startedReferrers {
+	s := &startedReferrers{subject: subject, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		s.refs, s.err = cp.referrersOf(ctx, subject)
+	}()
+	return s
 }
 
 // startOriginTags starts listing the tags of p's repository in the
@@ -350,7 +398,7 @@ func Attached(ctx context.Context, src *remote.Repository, root ocispec.Descript
 	}
 	cp := copier{src: src, srcRef: repoTag, conc: concurrency}
 	p := &lock.Package{}
-	found, err := cp.attached(ctx, p, manifests.sorted(), func() (map[string]bool, bool) { return cp.originTags(ctx, p) })
+	found, err := cp.attached(ctx, p, manifests.sorted(), func() (map[string]bool, bool) { return cp.originTags(ctx, p) }, nil)
 	if err != nil {
 		return nil, err
 	}

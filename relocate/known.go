@@ -281,10 +281,28 @@ func (t *knownTarget) Push(ctx context.Context, desc ocispec.Descriptor, r io.Re
 
 // Mount mounts desc from another repository of the registry.
 func (t *knownTarget) Mount(ctx context.Context, desc ocispec.Descriptor, from string, getContent func() (io.ReadCloser, error)) error {
+	// Another copy into this repository (another tag of it) may have
+	// mounted or pushed desc while this one asked whether it was there,
+	// or be mounting it now: the registry then holds it here, and this
+	// copy sends no mount of its own (W6: 6 tags of a repository, copied
+	// at once, mounted the shared layers up to 6 times each).
+	done, held, err := t.led.startMount(ctx, t.name, desc.Digest)
+	if err != nil {
+		return err
+	}
+	if held {
+		return nil
+	}
+	defer done()
 	if t.early != nil {
 		t.early.mount(desc.Digest)
 	}
-	return t.repo.Mount(ctx, desc, from, getContent)
+	if err := t.repo.Mount(ctx, desc, from, getContent); err != nil {
+		return err
+	}
+	// Recorded before done: a mount waiting on this one then finds it.
+	t.led.record(t.name, desc.Digest)
+	return nil
 }
 
 // tagKnown points tag at desc in the repository, asking first what it

@@ -44,6 +44,9 @@ type ledger struct {
 	// repos is what the run learnt of each mirror repository from its
 	// first look at it (known.go).
 	repos map[string]*repoState
+	// mounting holds the mounts under way, by repository and digest
+	// (startMount).
+	mounting map[string]chan struct{}
 	// journal, when set, remembers the repositories a copy began to push
 	// into while they held no tag (known.go); nil makes none fresh.
 	journal *journal
@@ -59,7 +62,7 @@ func newLedger(concurrency int) *ledger {
 		have: map[digest.Digest]map[string]bool{}, first: map[digest.Digest]string{}, inflight: map[digest.Digest]*claim{},
 		slots: make(chan struct{}, max(concurrency, 1)), meta: make(chan struct{}, metaLimit(concurrency)),
 		mirrorMeta: make(chan struct{}, metaLimit(concurrency)), open: make(chan struct{}, openLimit(concurrency)),
-		repos: map[string]*repoState{},
+		repos: map[string]*repoState{}, mounting: map[string]chan struct{}{},
 	}
 }
 
@@ -341,4 +344,38 @@ func (l *ledger) release(repo string) {
 // bounds their reads together.
 func LimitReads(src content.ReadOnlyStorage, slots chan struct{}) content.ReadOnlyStorage {
 	return limited{ReadOnlyStorage: src, slots: slots}
+}
+
+// startMount begins a mount of d into repo: held reports that repo holds
+// d already (recorded by another copy's push or mount), so no mount is
+// needed; otherwise the caller mounts and calls done when the mount has
+// ended, and another mount of d into repo waits until then and looks
+// again.
+func (l *ledger) startMount(ctx context.Context, repo string, d digest.Digest) (done func(), held bool, err error) {
+	key := repo + "@" + d.String()
+	for {
+		l.mu.Lock()
+		if l.have[d][repo] {
+			l.mu.Unlock()
+			return nil, true, nil
+		}
+		c := l.mounting[key]
+		if c == nil {
+			c = make(chan struct{})
+			l.mounting[key] = c
+			l.mu.Unlock()
+			return func() {
+				l.mu.Lock()
+				delete(l.mounting, key)
+				l.mu.Unlock()
+				close(c)
+			}, false, nil
+		}
+		l.mu.Unlock()
+		select {
+		case <-c:
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+	}
 }

@@ -239,6 +239,9 @@ func copyTree(ctx context.Context, cp copier, p *lock.Package, res *PackageResul
 	// The origin's tag list names the graph's cosign tags; it is read
 	// while the graph is copied, not after, a round trip less per package.
 	tags := cp.startOriginTags(ctx, p)
+	// So are the root's referrers: a plain image's graph has no other
+	// manifest, and its package then ends with its copy.
+	rootRefs := cp.startReferrers(ctx, root)
 	tagged, err := cp.graph(ctx, root, rootTag, res, res.Nodes, manifests)
 	if err != nil {
 		return err
@@ -266,7 +269,7 @@ func copyTree(ctx context.Context, cp copier, p *lock.Package, res *PackageResul
 			}
 		}
 	}
-	found, err := cp.attached(ctx, p, manifests.sorted(), tags)
+	found, err := cp.attached(ctx, p, manifests.sorted(), tags, rootRefs)
 	if err != nil {
 		return err
 	}
