@@ -7,6 +7,7 @@ import (
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/install"
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/relocate"
 	"github.com/ferryhq/ferry/signature"
 )
@@ -24,6 +25,7 @@ func flagError(err error, args []string) error {
 		unsigned   *lock.UnsignedReplaceError
 		required   *install.SignedLockRequiredError
 		noMirror   *install.NoMirrorError
+		mixinNone  *mixin.NoMirrorError
 		partSize   *relocate.PartSizeError
 		downgrade  *lock.DowngradeError
 	)
@@ -51,6 +53,8 @@ func flagError(err error, args []string) error {
 	case errors.As(err, &required):
 		return exitcode.BadInput("a signed lock is required: pass --lock-key cosign.pub to check %s", required.Sig)
 	case errors.As(err, &noMirror):
+		return exitcode.BadInput("%w: run ferry mirror first, or pass --mirror", err)
+	case errors.As(err, &mixinNone):
 		return exitcode.BadInput("%w: run ferry mirror first, or pass --mirror", err)
 	case errors.As(err, &downgrade):
 		return exitcode.Mismatchf("%w (pass --allow-downgrade to accept it)", err)
