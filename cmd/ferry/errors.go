@@ -2,14 +2,17 @@ package main
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/ferryhq/ferry"
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/install"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/relocate"
 	"github.com/ferryhq/ferry/signature"
+	"github.com/ferryhq/ferry/sourcemirror"
 )
 
 // flagError words the typed errors of package ferry with the flags that
@@ -79,4 +82,21 @@ func (g *globalFlags) hooks() ferry.Hooks {
 // trustOptions are --verify-key and --trusted-root.
 func (g *globalFlags) trustOptions() ferry.TrustOptions {
 	return ferry.TrustOptions{VerifyKeys: g.verifyKeys, TrustedRoot: g.trustedRoot}
+}
+
+// flagHints adds to an error of any command the flag that remedies it,
+// where a library returned a sentinel or typed error that names none. The
+// hint goes at the end of the message, whatever wraps the error; the exit
+// code is kept.
+func flagHints(err error) error {
+	var notRegistry *client.NotRegistryError
+	switch {
+	case errors.Is(err, signature.ErrNoTrustedRoot):
+		return fmt.Errorf("%w (pass --trusted-root trusted_root.json)", err)
+	case errors.Is(err, sourcemirror.ErrNoLocation):
+		return fmt.Errorf("%w (or --mirror-source HOST=LOCATION)", err)
+	case errors.As(err, &notRegistry):
+		return fmt.Errorf("%w; check the HOST of --to", err)
+	}
+	return err
 }
