@@ -11,6 +11,7 @@ import (
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/relocate"
+	"github.com/ferryhq/ferry/resolve"
 	"github.com/ferryhq/ferry/signature"
 	"github.com/ferryhq/ferry/sourcemirror"
 )
@@ -89,7 +90,10 @@ func (g *globalFlags) trustOptions() ferry.TrustOptions {
 // hint goes at the end of the message, whatever wraps the error; the exit
 // code is kept.
 func flagHints(err error) error {
-	var notRegistry *client.NotRegistryError
+	var (
+		notRegistry *client.NotRegistryError
+		noLatest    *resolve.NoLatestError
+	)
 	switch {
 	case errors.Is(err, signature.ErrNoTrustedRoot):
 		return fmt.Errorf("%w (pass --trusted-root trusted_root.json)", err)
@@ -97,6 +101,8 @@ func flagHints(err error) error {
 		return fmt.Errorf("%w (or --mirror-source HOST=LOCATION)", err)
 	case errors.As(err, &notRegistry):
 		return fmt.Errorf("%w; check the HOST of --to", err)
+	case errors.As(err, &noLatest) && noLatest.Range() != "":
+		return fmt.Errorf("%w (from the command line: --version '%s')", err, noLatest.Range())
 	}
 	return err
 }
