@@ -93,12 +93,20 @@ func flagHints(err error) error {
 	var (
 		notRegistry *client.NotRegistryError
 		noLatest    *resolve.NoLatestError
+		plain       *client.PlainHTTPError
+		tlsErr      *client.TLSError
 	)
 	switch {
 	case errors.Is(err, signature.ErrNoTrustedRoot):
 		return fmt.Errorf("%w (pass --trusted-root trusted_root.json)", err)
 	case errors.Is(err, sourcemirror.ErrNoLocation):
 		return fmt.Errorf("%w (or --mirror-source HOST=LOCATION)", err)
+	case errors.As(err, &plain) && plain.Answered:
+		return fmt.Errorf("%w; pass --plain-http=%s if it only speaks HTTP", err, plain.Host)
+	case errors.As(err, &plain):
+		return fmt.Errorf("%w; pass --plain-http=%s to allow it", err, plain.Host)
+	case errors.As(err, &tlsErr) && tlsErr.UnknownAuthority:
+		return fmt.Errorf("%w; pass --ca-file with the CA certificate that signed it", err)
 	case errors.As(err, &notRegistry):
 		return fmt.Errorf("%w; check the HOST of --to", err)
 	case errors.As(err, &noLatest) && noLatest.Range() != "":
