@@ -110,14 +110,14 @@ func New(opts Options) (*Client, error) {
 	if opts.CAFile != "" {
 		pem, err := os.ReadFile(opts.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("reading --ca-file: %w", err)
+			return nil, &CAFileError{Path: opts.CAFile, Err: err}
 		}
 		pool, err := x509.SystemCertPool()
 		if err != nil || pool == nil {
 			pool = x509.NewCertPool()
 		}
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--ca-file %s: no PEM certificates found", opts.CAFile)
+			return nil, &CAFileError{Path: opts.CAFile, Err: errors.New("no PEM certificates found")}
 		}
 		base.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
@@ -223,7 +223,7 @@ func (c *Client) Registry(host string) (*remote.Registry, error) {
 
 // errUserinfo never quotes the reference: it holds a password.
 var errUserinfo = errors.New("registry references must not contain credentials (user:password@host); " +
-	"remove them and use ferry login or --registry-config instead")
+	"remove them and use ferry login or a docker config file instead")
 
 // client returns the remote.Client repositories and registries use.
 func (c *Client) client() remote.Client {
@@ -376,7 +376,7 @@ func (t *schemeTransport) isPlain(host string) bool {
 		t.warned[host] = true
 		t.mu.Unlock()
 		if first && !IsLoopback(host) && t.log != nil {
-			t.log.Warn("--plain-http: speaking plain HTTP, unencrypted and unauthenticated, to a registry that is not loopback", "host", host)
+			t.log.Warn("plain HTTP to every host: speaking plain HTTP, unencrypted and unauthenticated, to a registry that is not loopback", "host", host)
 		}
 		return true
 	}
@@ -428,7 +428,7 @@ func (t *schemeTransport) probe(host string) bool {
 func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	host := strings.ToLower(req.URL.Host)
 	if req.URL.Scheme == "http" && !IsLoopback(host) && !t.isPlain(host) {
-		return nil, fmt.Errorf("%s: refusing plain HTTP to a host that is not loopback; pass --plain-http=%s to allow it", host, host)
+		return nil, &PlainHTTPError{Host: host}
 	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
@@ -437,7 +437,7 @@ func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		var rhe tls.RecordHeaderError
 		if req.URL.Scheme == "https" && errors.As(err, &rhe) {
-			return nil, fmt.Errorf("%s answered HTTPS with plain HTTP; pass --plain-http=%s if it only speaks HTTP: %w", host, host, err)
+			return nil, &PlainHTTPError{Host: host, Answered: true, Err: err}
 		}
 	}
 	return resp, err

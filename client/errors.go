@@ -29,6 +29,9 @@ type TLSError struct {
 	Reason string
 	// Err is the underlying crypto/tls or crypto/x509 error.
 	Err error
+	// UnknownAuthority is a certificate signed by a CA this machine does
+	// not trust: the remedy is to trust that CA (a CLI names its option).
+	UnknownAuthority bool
 }
 
 func (e *TLSError) Error() string {
@@ -53,8 +56,8 @@ func tlsError(host string, err error) *TLSError {
 	)
 	switch {
 	case errors.As(err, &ua):
-		return &TLSError{Host: host, Err: err, Reason: "its certificate is signed by an unknown authority " +
-			"(self-signed, or issued by a private CA this machine does not trust); pass --ca-file with the CA certificate that signed it"}
+		return &TLSError{Host: host, Err: err, UnknownAuthority: true, Reason: "its certificate is signed by an unknown authority " +
+			"(self-signed, or issued by a private CA this machine does not trust)"}
 	case errors.As(err, &he):
 		return &TLSError{Host: host, Err: err, Reason: "its certificate is for a different host: " + certNames(he.Certificate) +
 			", not " + he.Host}
@@ -129,7 +132,7 @@ func (e *AuthError) Error() string {
 	} else {
 		fmt.Fprintf(&sb, "; check the credentials for %s (ferry login %s", e.Host, e.Host)
 		if e.ConfigPath != "" {
-			fmt.Fprintf(&sb, ", or --registry-config; now %s", e.ConfigPath)
+			fmt.Fprintf(&sb, ", or another docker config; now %s", e.ConfigPath)
 		}
 		sb.WriteString(")")
 	}
@@ -301,3 +304,40 @@ func stripURL(req *http.Request) *url.URL {
 	u.RawQuery = ""
 	return &u
 }
+
+// PlainHTTPError is plain HTTP with a host that is not loopback and that
+// the caller has not allowed it for (Options.PlainHTTP), or, with
+// Answered, a host that answered HTTPS with plain HTTP. It is bad input; a
+// CLI names the option that allows the host.
+type PlainHTTPError struct {
+	// Host is the host (host:port).
+	Host string
+	// Answered is a host that answered HTTPS with plain HTTP.
+	Answered bool
+	// Err is the underlying error, for Answered.
+	Err error
+}
+
+func (e *PlainHTTPError) Error() string {
+	if e.Answered {
+		return fmt.Sprintf("%s answered HTTPS with plain HTTP: %v", e.Host, e.Err)
+	}
+	return fmt.Sprintf("%s: refusing plain HTTP to a host that is not loopback", e.Host)
+}
+
+// Unwrap returns Err.
+func (e *PlainHTTPError) Unwrap() error { return e.Err }
+
+// CAFileError is a CA file (Options.CAFile) that cannot be read or holds
+// no PEM certificate.
+type CAFileError struct {
+	// Path is the file.
+	Path string
+	// Err says what is wrong.
+	Err error
+}
+
+func (e *CAFileError) Error() string { return "CA file " + e.Path + ": " + e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *CAFileError) Unwrap() error { return e.Err }

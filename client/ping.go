@@ -20,7 +20,7 @@ type NotRegistryError struct {
 }
 
 func (e *NotRegistryError) Error() string {
-	return fmt.Sprintf("%s is not an OCI registry: GET /v2/ answered %d %s (a registry answers 200 or 401; check the HOST of --to)", e.Host, e.StatusCode, http.StatusText(e.StatusCode))
+	return fmt.Sprintf("%s is not an OCI registry: GET /v2/ answered %d %s (a registry answers 200 or 401)", e.Host, e.StatusCode, http.StatusText(e.StatusCode))
 }
 
 // CheckRegistry asks host's base endpoint (GET /v2/, as crane's and

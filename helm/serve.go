@@ -26,7 +26,7 @@ const maxServedConfig = 1 << 20
 
 // ErrNotLocked is returned (wrapped) for a chart `ferry serve --lock` does
 // not serve because the lock does not hold its manifest.
-var ErrNotLocked = errors.New("not served: ferry serve --lock serves only the charts the lock holds")
+var ErrNotLocked = errors.New("not served: this server was started with a lock and serves only the charts the lock holds")
 
 // RepoHandler answers a classic Helm chart repository from the OCI charts
 // a registry stores:

@@ -263,7 +263,7 @@ func TestServeChartRepositoryChecks(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "--lock") {
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "the lock holds") {
 		t.Errorf("unlocked chart: %s %q, want 404 saying why", resp.Status, body)
 	}
 	mu.Lock()

@@ -210,7 +210,7 @@ func (s Settings) aliasError(repo, name string) error {
 	if len(known) > 0 {
 		hint = "known: " + strings.Join(slices.Compact(known), ", ")
 	}
-	err := fmt.Errorf("repository %s is not defined (%s): add it with `helm repo add %s URL`, name its URL in the ferry.yaml the run reads (the one beside a local chart, the working directory's for references, or --config FILE) as `%s: {repositories: {%s: URL}}`, or write the URL in Chart.yaml", repo, hint, name, KeyHelm, name)
+	err := fmt.Errorf("repository %s is not defined (%s): add it with `helm repo add %s URL`, name its URL in the ferry.yaml the run reads (the one beside a local chart, the working directory's for references, or the one the run names) as `%s: {repositories: {%s: URL}}`, or write the URL in Chart.yaml", repo, hint, name, KeyHelm, name)
 	if s.helmReposErr != nil {
 		return fmt.Errorf("%w (%w)", err, s.helmReposErr)
 	}

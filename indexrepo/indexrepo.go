@@ -197,7 +197,7 @@ func get(ctx context.Context, hc *http.Client, u string, max int64, notFound err
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		// The credentials of a repository are the docker config's for
 		// its host (client.Client HTTPClient).
-		return nil, fmt.Errorf("GET %s: %s (a username and password for %s are read from the docker config: an auths entry or credential helper for that host in --registry-config, $DOCKER_CONFIG/config.json or ~/.docker/config.json)", SafeURL(u), resp.Status, req.URL.Host)
+		return nil, fmt.Errorf("GET %s: %s (a username and password for %s are read from the docker config: an auths entry or credential helper for that host in the docker config given, $DOCKER_CONFIG/config.json or ~/.docker/config.json)", SafeURL(u), resp.Status, req.URL.Host)
 	case resp.StatusCode != http.StatusOK:
 		return nil, fmt.Errorf("GET %s: %s", SafeURL(u), resp.Status)
 	case resp.ContentLength > max:

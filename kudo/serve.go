@@ -27,7 +27,7 @@ const maxServedConfig = 1 << 20
 
 // ErrNotLocked is returned (wrapped) for a package `ferry serve --lock`
 // does not serve because the lock does not hold its manifest.
-var ErrNotLocked = errors.New("not served: ferry serve --lock serves only the KUDO operators the lock holds")
+var ErrNotLocked = errors.New("not served: this server was started with a lock and serves only the KUDO operators the lock holds")
 
 // RepoHandler answers a KUDO repository from the package artifacts a
 // registry stores (see the package documentation):

@@ -329,7 +329,7 @@ func TestServeKudoRepositoryChecks(t *testing.T) {
 		tarball          []byte
 	}{
 		{name: "locked", base: lockedBase, file: "kafka-2.8.0_1.0.0.tgz", tarball: pkgs[0].tarball},
-		{name: "not locked", base: lockedBase, file: "kafka-2.8.0_1.1.0.tgz", wantErr: "--lock"},
+		{name: "not locked", base: lockedBase, file: "kafka-2.8.0_1.1.0.tgz", wantErr: "the lock holds"},
 		{name: "unlocked server serves it", base: openBase, file: "kafka-2.8.0_1.1.0.tgz", tarball: pkgs[1].tarball},
 		{name: "altered tarball, locked", base: lockedBase, file: "zookeeper-3.6.3_0.3.0.tgz", wantErr: "EOF"},
 		{name: "altered tarball, unlocked", base: openBase, file: "zookeeper-3.6.3_0.3.0.tgz", wantErr: "EOF"},
@@ -384,7 +384,7 @@ func TestServeKudoRepositoryChecks(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "--lock") {
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "the lock holds") {
 		t.Errorf("unlocked package: %s %q, want 404 saying why", resp.Status, body)
 	}
 	mu.Lock()

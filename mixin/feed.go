@@ -369,7 +369,7 @@ func checkScheme(u *url.URL, allowPlain func(host string) bool) error {
 		if client.IsLoopback(u.Host) || (allowPlain != nil && (allowPlain(u.Host) || allowPlain(u.Hostname()))) {
 			return nil
 		}
-		return errkind.Mark(errkind.BadInput, fmt.Errorf("%s: refusing plain HTTP to %s, which is not loopback; pass --plain-http %s to allow it", u, u.Host, u.Host))
+		return errkind.Mark(errkind.BadInput, fmt.Errorf("%s: %w", u, &client.PlainHTTPError{Host: u.Host}))
 	default:
 		return errkind.Mark(errkind.BadInput, fmt.Errorf("%s: unsupported scheme %q", u, u.Scheme))
 	}

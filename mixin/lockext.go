@@ -219,7 +219,7 @@ func (f Format) Lock(ctx context.Context, run *ferry.Run, in *mirrorset.MirrorSe
 		return err
 	}
 	if len(skipped) > 0 && run != nil && run.Warn != nil {
-		run.Warn(fmt.Sprintf("bundles record mixins %s, which are not locked: name them in ferry.yaml `%s`, or set `%s: true` (--bundle-mixins)",
+		run.Warn(fmt.Sprintf("bundles record mixins %s, which are not locked: name them in ferry.yaml `%s`, or set `%s: true`",
 			strings.Join(skipped, ", "), KeyMixins, KeyBundleMixins))
 	}
 	if len(reqs) == 0 {

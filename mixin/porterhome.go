@@ -36,6 +36,18 @@ type PorterHome struct {
 	versions [][]string
 }
 
+// NoMirrorError is a locked mixin with no mirror recorded in the lock and
+// none given in its stead. It is bad input (errkind.BadInput); the caller
+// says how to mirror it or name the mirror.
+type NoMirrorError struct{ Name, Version string }
+
+func (e *NoMirrorError) Error() string {
+	return fmt.Sprintf("mixin %s %s has no mirror in the lock", e.Name, e.Version)
+}
+
+// Is makes a NoMirrorError bad input (errkind.BadInput).
+func (e *NoMirrorError) Is(target error) bool { return target == errkind.BadInput }
+
 // StagePorterHome reads every mixin of l from the mirror alone (the feed
 // is never contacted) and stages PORTER_HOME for goos/goarch, in two
 // layouts:
@@ -60,14 +72,14 @@ func StagePorterHome(ctx context.Context, c *client.Client, l *lock.Lock, mirror
 		return nil, err
 	}
 	if len(locked) == 0 {
-		return nil, errkind.Markf(errkind.BadInput, "--porter-home: the lock has no mixins to install")
+		return nil, errkind.Markf(errkind.BadInput, "PORTER_HOME: the lock has no mixins to install")
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, errkind.Markf(errkind.BadInput, "--porter-home %s: %w", dir, err)
+		return nil, errkind.Markf(errkind.BadInput, "PORTER_HOME %s: %w", dir, err)
 	}
 	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
-		return nil, errkind.Markf(errkind.BadInput, "--porter-home %s is not a directory", dir)
+		return nil, errkind.Markf(errkind.BadInput, "PORTER_HOME %s is not a directory", dir)
 	}
 	highest := highestPerName(locked)
 	// Check every lock entry, and where it lives, before downloading.
@@ -87,7 +99,7 @@ func StagePorterHome(ctx context.Context, c *client.Client, l *lock.Lock, mirror
 			return nil, errkind.Mark(errkind.BadInput, err)
 		}
 		if repo == "" {
-			return nil, errkind.Markf(errkind.BadInput, "mixin %s %s has no mirror in the lock: run ferry mirror first, or pass --mirror", m.Name, m.Version)
+			return nil, &NoMirrorError{Name: m.Name, Version: m.Version}
 		}
 		rel, err := VersionDir(&m)
 		if err != nil {
@@ -100,11 +112,11 @@ func StagePorterHome(ctx context.Context, c *client.Client, l *lock.Lock, mirror
 		jobs = append(jobs, job{m: m, repo: repo, flat: isHighest(highest, m)})
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return nil, fmt.Errorf("--porter-home: %w", err)
+		return nil, fmt.Errorf("PORTER_HOME: %w", err)
 	}
 	staging, err := os.MkdirTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".tmp-*")
 	if err != nil {
-		return nil, fmt.Errorf("--porter-home: %w", err)
+		return nil, fmt.Errorf("PORTER_HOME: %w", err)
 	}
 	ph := &PorterHome{Dir: abs, staging: staging}
 	for _, j := range jobs {
@@ -115,7 +127,7 @@ func StagePorterHome(ctx context.Context, c *client.Client, l *lock.Lock, mirror
 	}
 	if err := os.Chmod(staging, 0o755); err != nil {
 		ph.Discard()
-		return nil, fmt.Errorf("--porter-home: %w", err)
+		return nil, fmt.Errorf("PORTER_HOME: %w", err)
 	}
 	sort.Strings(ph.Mixins)
 	sort.Strings(ph.Cached)
@@ -196,7 +208,7 @@ func (p *PorterHome) Commit() error {
 	defer p.Discard()
 	if _, err := os.Stat(p.Dir); errors.Is(err, os.ErrNotExist) {
 		if err := os.Rename(p.staging, p.Dir); err != nil {
-			return fmt.Errorf("--porter-home: %w", err)
+			return fmt.Errorf("PORTER_HOME: %w", err)
 		}
 		return nil
 	}
@@ -212,10 +224,10 @@ func (p *PorterHome) Commit() error {
 			return errkind.Mark(errkind.BadInput, err)
 		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return fmt.Errorf("--porter-home: %w", err)
+			return fmt.Errorf("PORTER_HOME: %w", err)
 		}
 		if err := swapIn(src, dst, filepath.Join(p.staging, fmt.Sprintf(".old-%d", i))); err != nil {
-			return fmt.Errorf("--porter-home: %w", err)
+			return fmt.Errorf("PORTER_HOME: %w", err)
 		}
 	}
 	return nil

@@ -408,7 +408,7 @@ func (r *describedReader) Digest() digest.Digest { return r.digest }
 // ErrNotLocked is returned (wrapped) by a LockedStore for a mixin version
 // or binary that the lock does not hold, or whose content differs from
 // the lock's. The mirror protocol answers it with 404 and its message.
-var ErrNotLocked = errors.New("not served: ferry serve --lock serves only what the lock holds")
+var ErrNotLocked = errors.New("not served: this server was started with a lock and serves only what the lock holds")
 
 // LockedStore is a Store that serves only the mixin versions and binaries
 // a lock holds (`mixins[]` of ferry.lock), each only when its content has

@@ -96,7 +96,7 @@ func TestLockedStore(t *testing.T) {
 			gets: []get{
 				{"/mixins/v1.2.3/" + linux, http.StatusOK, nil},
 				{"/mixins/v1.2.3/" + darwin, http.StatusOK, nil},
-				{"/mixins/v1.0.0/" + linux, http.StatusNotFound, []string{"exec v1.0.0", "ferry serve --lock"}},
+				{"/mixins/v1.0.0/" + linux, http.StatusNotFound, []string{"exec v1.0.0", "the lock holds"}},
 			},
 			logs: []string{"leaving out exec v1.0.0: not in the lock", "refused: exec v1.0.0 is not in the lock"},
 		},
@@ -106,7 +106,7 @@ func TestLockedStore(t *testing.T) {
 			feed: []string{"v1.2.3:exec-linux-amd64"},
 			gets: []get{
 				{"/mixins/v1.2.3/" + linux, http.StatusOK, nil},
-				{"/mixins/v1.2.3/" + darwin, http.StatusNotFound, []string{darwin, "ferry serve --lock"}},
+				{"/mixins/v1.2.3/" + darwin, http.StatusNotFound, []string{darwin, "the lock holds"}},
 			},
 			logs: []string{"leaving out exec v1.2.3 " + darwin + ": not in the lock", "refused: exec v1.2.3 " + darwin + " is not in the lock"},
 		},

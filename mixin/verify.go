@@ -74,7 +74,7 @@ func verifyOne(ctx context.Context, c *client.Client, m *Locked, opts verify.Opt
 		return nil
 	}
 	if repoName == "" {
-		problem("", verify.ProblemNotMirrored, "the lock records no mirror for this mixin: run ferry mirror, or pass --mirror")
+		problem("", verify.ProblemNotMirrored, "the lock records no mirror for this mixin: run ferry mirror, or name the mirror to read")
 		return nil
 	}
 	repo, err := c.Repository(repoName)

@@ -101,15 +101,23 @@ func (m Mapping) BrokenEdges(l *lock.Lock, rules []format.Format) []BrokenEdge {
 // for installs that pin by digest).
 var ErrBrokenLayout = errors.New("mirror layout breaks partially qualified references")
 
-// brokenLayoutError is CheckLayout's error: its message lists the broken
-// edges, and it is ErrBrokenLayout.
-type brokenLayoutError struct{ msg string }
+// BrokenLayoutError is CheckLayout's error: its message lists the broken
+// edges, and it is ErrBrokenLayout. Alternative, when set, is a layout
+// (the mirror's host alone) that keeps every reference working; a caller
+// words it as its option ("use --to HOST").
+type BrokenLayoutError struct {
+	msg         string
+	Alternative Mapping
+}
 
-func (e *brokenLayoutError) Error() string        { return e.msg }
-func (e *brokenLayoutError) Is(target error) bool { return target == ErrBrokenLayout }
+func (e *BrokenLayoutError) Error() string { return e.msg }
 
-// CheckLayout fails, listing the broken edges and proposing a --to that
-// works, when the layout would break a partially qualified reference.
+// Is makes a BrokenLayoutError ErrBrokenLayout.
+func (e *BrokenLayoutError) Is(target error) bool { return target == ErrBrokenLayout }
+
+// CheckLayout fails, listing the broken edges and the layout that works
+// (BrokenLayoutError.Alternative), when the layout would break a partially
+// qualified reference.
 func (m Mapping) CheckLayout(l *lock.Lock, rules []format.Format) error {
 	broken := m.BrokenEdges(l, rules)
 	if len(broken) == 0 {
@@ -120,11 +128,12 @@ func (m Mapping) CheckLayout(l *lock.Lock, rules []format.Format) error {
 	for _, e := range broken {
 		fmt.Fprintf(&b, "\n  %s: %q would resolve to %s, not to its mirrored copy %s", e.Parent, e.Ref, e.Resolves, e.Want)
 	}
-	alt := Mapping{Host: m.Host}
-	if len(alt.BrokenEdges(l, rules)) == 0 {
-		fmt.Fprintf(&b, "\nuse --to %s: it keeps every reference working", alt)
+	e := &BrokenLayoutError{}
+	if alt := (Mapping{Host: m.Host}); len(alt.BrokenEdges(l, rules)) == 0 {
+		e.Alternative = alt
 	} else {
 		b.WriteString("\nno mirror prefix keeps them working: mirror these packages to a registry of their own")
 	}
-	return errkind.Mark(errkind.BadInput, &brokenLayoutError{msg: b.String()})
+	e.msg = b.String()
+	return errkind.Mark(errkind.BadInput, e)
 }

@@ -157,6 +157,21 @@ type NoLatestError struct {
 	Tags []string
 }
 
+// Range is the version range the error suggests: the highest release's
+// minor line (^MAJOR.MINOR, ~0.MINOR below 1.0.0), empty when the
+// repository has no release tag.
+func (e *NoLatestError) Range() string {
+	v := highestVersion(sortedTags(e.Tags))
+	if v == "" {
+		return ""
+	}
+	pv := ParseTag(v)
+	if pv.Major() == 0 {
+		return fmt.Sprintf("~0.%d", pv.Minor())
+	}
+	return fmt.Sprintf("^%d.%d", pv.Major(), pv.Minor())
+}
+
 func (e *NoLatestError) Error() string {
 	var b strings.Builder
 	// The chain names the source (withChain).
@@ -172,14 +187,9 @@ func (e *NoLatestError) Error() string {
 	default:
 		fmt.Fprintf(&b, " (tags: %s)", strings.Join(sorted, " "))
 	}
-	rng := ">=0.0.0"
 	if v := highestVersion(sorted); v != "" {
-		pv := ParseTag(v)
-		rng = fmt.Sprintf("^%d.%d", pv.Major(), pv.Minor())
-		if pv.Major() == 0 {
-			rng = fmt.Sprintf("~0.%d", pv.Minor())
-		}
-		fmt.Fprintf(&b, "; name a tag (%s:%s) or choose a range: --version '%s', or in ferry.yaml `images: [{ref: %s, tags: [\"%s\"]}]`", e.Source, v, rng, e.Source, rng)
+		rng := e.Range()
+		fmt.Fprintf(&b, "; name a tag (%s:%s) or choose a range: '%s' as the version, or in ferry.yaml `images: [{ref: %s, tags: [\"%s\"]}]`", e.Source, v, rng, e.Source, rng)
 		return b.String()
 	}
 	fmt.Fprintf(&b, "; name a tag (%s:%s)", e.Source, sorted[len(sorted)-1])

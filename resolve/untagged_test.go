@@ -76,7 +76,7 @@ func TestUntaggedMeansLatest(t *testing.T) {
 		{
 			name:    "no latest",
 			root:    resolve.Root{Ref: h + "/no-latest"},
-			wantErr: []string{h + "/no-latest: an untagged image reference means latest", "(tags: 1.0.0 1.2.0 main)", "--version '^1.2'", "images: [{ref: " + h + "/no-latest, tags: [\"^1.2\"]}]"},
+			wantErr: []string{h + "/no-latest: an untagged image reference means latest", "(tags: 1.0.0 1.2.0 main)", "'^1.2' as the version", "images: [{ref: " + h + "/no-latest, tags: [\"^1.2\"]}]"},
 		},
 		{
 			name:    "no latest, an image root",

@@ -77,13 +77,24 @@ func tokenParams(t *TokenAuth) (configuration.Parameters, error) {
 	return p, nil
 }
 
+// HtpasswdError is an htpasswd file that cannot serve: missing,
+// unreadable, an entry that is not USER:HASH or not bcrypt, or no user.
+// Err's text starts with the file's path (or is an *fs.PathError naming
+// it); a CLI words it with its flag ("--htpasswd " + Err).
+type HtpasswdError struct{ Err error }
+
+func (e *HtpasswdError) Error() string { return "serve: htpasswd file " + e.Err.Error() }
+
+// Unwrap returns Err (fs.ErrNotExist for a missing file).
+func (e *HtpasswdError) Unwrap() error { return e.Err }
+
 // checkHtpasswd makes sure the file exists (distribution would otherwise
 // create one with a random password and log that password) and that every
 // entry is a bcrypt one. Errors never quote the file's content.
 func checkHtpasswd(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("serve: --htpasswd: %w", err)
+		return &HtpasswdError{Err: err}
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -96,18 +107,18 @@ func checkHtpasswd(path string) error {
 		}
 		user, hash, ok := strings.Cut(line, ":")
 		if !ok || user == "" {
-			return fmt.Errorf("serve: --htpasswd %s line %d: not a USER:HASH entry", path, n)
+			return &HtpasswdError{Err: fmt.Errorf("%s line %d: not a USER:HASH entry", path, n)}
 		}
 		if !strings.HasPrefix(hash, "$2") {
-			return fmt.Errorf("serve: --htpasswd %s line %d (user %q): only bcrypt entries are supported (htpasswd -B)", path, n, user)
+			return &HtpasswdError{Err: fmt.Errorf("%s line %d (user %q): only bcrypt entries are supported (htpasswd -B)", path, n, user)}
 		}
 		users++
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("serve: reading --htpasswd %s: %w", path, err)
+		return &HtpasswdError{Err: fmt.Errorf("%s: reading: %w", path, err)}
 	}
 	if users == 0 {
-		return fmt.Errorf("serve: --htpasswd %s has no users", path)
+		return &HtpasswdError{Err: fmt.Errorf("%s has no users", path)}
 	}
 	return nil
 }

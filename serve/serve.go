@@ -303,13 +303,13 @@ func Check(opts Options) error { return check(opts) }
 // check validates opts before anything is started.
 func check(opts Options) error {
 	if (opts.TLSCert == "") != (opts.TLSKey == "") {
-		return errors.New("serve: TLS needs both a certificate and a key (--tls-cert and --tls-key)")
+		return errors.New("serve: TLS needs both a certificate and a key")
 	}
 	if opts.Htpasswd != "" && opts.TokenAuth != nil {
 		return errors.New("serve: htpasswd and token authentication cannot be combined")
 	}
 	if opts.AnonymousRead && opts.Htpasswd == "" {
-		return errors.New("serve: anonymous read only makes sense with --htpasswd")
+		return errors.New("serve: anonymous read only makes sense with an htpasswd file")
 	}
 	if opts.Htpasswd != "" {
 		if err := checkHtpasswd(opts.Htpasswd); err != nil {
@@ -322,8 +322,9 @@ func check(opts Options) error {
 	}
 	protected := opts.TLSCert != "" || opts.Htpasswd != "" || opts.TokenAuth != nil
 	if !protected && !opts.Insecure && !isLoopbackAddr(addr) {
-		return fmt.Errorf("serve: refusing to listen on %s: %w, so anyone who can reach it could read and overwrite the mirror; "+
-			"pass --tls-cert/--tls-key and --htpasswd (recommended), listen on 127.0.0.1, or pass --insecure to serve it unprotected anyway",
+		// The remedy names the caller's flags; cmd/ferry adds it
+		// (errors.Is(err, ErrUnprotected)).
+		return fmt.Errorf("serve: refusing to listen on %s: %w, so anyone who can reach it could read and overwrite the mirror",
 			addr, ErrUnprotected)
 	}
 	return nil

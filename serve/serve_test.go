@@ -49,16 +49,16 @@ func TestStartRefusesUnprotectedNetworkAddress(t *testing.T) {
 		opts    serve.Options
 		wantErr string
 	}{
-		{name: "all interfaces, open", opts: serve.Options{Addr: "0.0.0.0:0"}, wantErr: "--insecure"},
-		{name: "empty host, open", opts: serve.Options{Addr: ":0"}, wantErr: "--tls-cert"},
+		{name: "all interfaces, open", opts: serve.Options{Addr: "0.0.0.0:0"}, wantErr: "could read and overwrite"},
+		{name: "empty host, open", opts: serve.Options{Addr: ":0"}, wantErr: "refusing to listen"},
 		{name: "insecure", opts: serve.Options{Addr: "0.0.0.0:0", Insecure: true}},
 		{name: "loopback", opts: serve.Options{Addr: "127.0.0.1:0"}},
 		{name: "localhost", opts: serve.Options{Addr: "localhost:0"}},
 		{name: "tls", opts: serve.Options{Addr: "0.0.0.0:0", TLSCert: cert, TLSKey: key}},
 		{name: "htpasswd", opts: serve.Options{Addr: "0.0.0.0:0", Htpasswd: htpasswd}},
 		{name: "cert without key", opts: serve.Options{Addr: "127.0.0.1:0", TLSCert: cert}, wantErr: "both a certificate and a key"},
-		{name: "anonymous read without htpasswd", opts: serve.Options{Addr: "127.0.0.1:0", AnonymousRead: true}, wantErr: "--htpasswd"},
-		{name: "missing htpasswd file", opts: serve.Options{Addr: "127.0.0.1:0", Htpasswd: t.TempDir() + "/nope"}, wantErr: "--htpasswd"},
+		{name: "anonymous read without htpasswd", opts: serve.Options{Addr: "127.0.0.1:0", AnonymousRead: true}, wantErr: "htpasswd file"},
+		{name: "missing htpasswd file", opts: serve.Options{Addr: "127.0.0.1:0", Htpasswd: t.TempDir() + "/nope"}, wantErr: "serve: htpasswd file open"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

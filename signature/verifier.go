@@ -134,6 +134,11 @@ type Signature struct {
 	Issuer   string    `json:"issuer,omitempty"`
 }
 
+// ErrNoTrustedRoot is a keyless identity to verify with and no Sigstore
+// trusted root (trusted_root.json) to verify it against; a CLI says how to
+// give one.
+var ErrNoTrustedRoot = errors.New("keyless identities need a trusted root")
+
 // Check reports whether v can verify anything, and whether its identities
 // are well-formed. It is bad input to give identities without a trusted
 // root.
@@ -142,7 +147,7 @@ func (v *Verifier) Check() error {
 		return errkind.Markf(errkind.BadInput, "no key and no keyless identity to verify signatures with")
 	}
 	if len(v.Identities) > 0 && !v.hasRoot() {
-		return errkind.Markf(errkind.BadInput, "keyless identities need a trusted root (--trusted-root trusted_root.json)")
+		return errkind.Mark(errkind.BadInput, ErrNoTrustedRoot)
 	}
 	for _, id := range v.Identities {
 		if _, err := id.certificateIdentity(); err != nil {

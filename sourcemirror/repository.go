@@ -71,8 +71,13 @@ func (r Registries) OpenSource(formats []format.Format, source string) (format.R
 		open: func(loc string) (format.Repository, error) { return format.OpenMirror(r.Inner, formats, source, loc) }}, nil
 }
 
+// ErrNoLocation is a source that offline resolution finds no mirror for;
+// the error that wraps it names the source and the ferry.yaml key to map
+// it with (a CLI adds its flag).
+var ErrNoLocation = errors.New("offline, and no mirror serves it")
+
 func (r Registries) noLocation(source string) error {
-	return fmt.Errorf("%s: offline, and no mirror serves it: map its registry or repository in ferry.yaml mirrors: (or --mirror-source HOST=LOCATION)", source)
+	return fmt.Errorf("%s: %w: map its registry or repository in ferry.yaml mirrors:", source, ErrNoLocation)
 }
 
 // Repository is one source read from its locations in order: every

@@ -261,7 +261,7 @@ func New(cfg *Config, opts Options) (*Policy, error) {
 			continue
 		}
 		if p.TrustedRoot == "" {
-			return nil, errkind.Markf(errkind.BadInput, "trust rule %q: keyless identities need a Sigstore trusted root: trust.trustedRoot in ferry.yaml or --trusted-root", r.Match)
+			return nil, errkind.Markf(errkind.BadInput, "trust rule %q: %w: trust.trustedRoot in ferry.yaml", r.Match, signature.ErrNoTrustedRoot)
 		}
 		if p.root == nil {
 			tr, err := signature.LoadTrustedRoot(p.TrustedRoot)
@@ -277,7 +277,7 @@ func New(cfg *Config, opts Options) (*Policy, error) {
 		for _, k := range opts.VerifyKeys {
 			key, err := signature.LoadPublicKey(k)
 			if err != nil {
-				return nil, fmt.Errorf("--verify-key: %w", err)
+				return nil, fmt.Errorf("%s: %w", FlagRule, err)
 			}
 			r.Keys = append(r.Keys, key)
 		}

@@ -2,13 +2,18 @@ package main
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/ferryhq/ferry"
+	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/install"
 	"github.com/ferryhq/ferry/lock"
+	"github.com/ferryhq/ferry/mixin"
 	"github.com/ferryhq/ferry/relocate"
+	"github.com/ferryhq/ferry/resolve"
 	"github.com/ferryhq/ferry/signature"
+	"github.com/ferryhq/ferry/sourcemirror"
 )
 
 // flagError words the typed errors of package ferry with the flags that
@@ -24,6 +29,7 @@ func flagError(err error, args []string) error {
 		unsigned   *lock.UnsignedReplaceError
 		required   *install.SignedLockRequiredError
 		noMirror   *install.NoMirrorError
+		mixinNone  *mixin.NoMirrorError
 		partSize   *relocate.PartSizeError
 		downgrade  *lock.DowngradeError
 	)
@@ -52,6 +58,8 @@ func flagError(err error, args []string) error {
 		return exitcode.BadInput("a signed lock is required: pass --lock-key cosign.pub to check %s", required.Sig)
 	case errors.As(err, &noMirror):
 		return exitcode.BadInput("%w: run ferry mirror first, or pass --mirror", err)
+	case errors.As(err, &mixinNone):
+		return exitcode.BadInput("%w: run ferry mirror first, or pass --mirror", err)
 	case errors.As(err, &downgrade):
 		return exitcode.Mismatchf("%w (pass --allow-downgrade to accept it)", err)
 	case errors.As(err, &partSize):
@@ -75,4 +83,34 @@ func (g *globalFlags) hooks() ferry.Hooks {
 // trustOptions are --verify-key and --trusted-root.
 func (g *globalFlags) trustOptions() ferry.TrustOptions {
 	return ferry.TrustOptions{VerifyKeys: g.verifyKeys, TrustedRoot: g.trustedRoot}
+}
+
+// flagHints adds to an error of any command the flag that remedies it,
+// where a library returned a sentinel or typed error that names none. The
+// hint goes at the end of the message, whatever wraps the error; the exit
+// code is kept.
+func flagHints(err error) error {
+	var (
+		notRegistry *client.NotRegistryError
+		noLatest    *resolve.NoLatestError
+		plain       *client.PlainHTTPError
+		tlsErr      *client.TLSError
+	)
+	switch {
+	case errors.Is(err, signature.ErrNoTrustedRoot):
+		return fmt.Errorf("%w (pass --trusted-root trusted_root.json)", err)
+	case errors.Is(err, sourcemirror.ErrNoLocation):
+		return fmt.Errorf("%w (or --mirror-source HOST=LOCATION)", err)
+	case errors.As(err, &plain) && plain.Answered:
+		return fmt.Errorf("%w; pass --plain-http=%s if it only speaks HTTP", err, plain.Host)
+	case errors.As(err, &plain):
+		return fmt.Errorf("%w; pass --plain-http=%s to allow it", err, plain.Host)
+	case errors.As(err, &tlsErr) && tlsErr.UnknownAuthority:
+		return fmt.Errorf("%w; pass --ca-file with the CA certificate that signed it", err)
+	case errors.As(err, &notRegistry):
+		return fmt.Errorf("%w; check the HOST of --to", err)
+	case errors.As(err, &noLatest) && noLatest.Range() != "":
+		return fmt.Errorf("%w (from the command line: --version '%s')", err, noLatest.Range())
+	}
+	return err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"github.com/ferryhq/ferry/trust"
 
 	"encoding/json"
@@ -280,6 +281,10 @@ func (g *globalFlags) client() (*client.Client, error) {
 		Retry:       client.RetryPolicy{Attempts: g.retries + 1, MaxTime: g.retryMaxTime},
 		DialTimeout: g.connectTimeout, TLSHandshakeTimeout: g.connectTimeout,
 		ResponseHeaderTimeout: g.readTimeout, IdleReadTimeout: g.readTimeout})
+	var caFile *client.CAFileError
+	if errors.As(err, &caFile) {
+		return nil, exitcode.BadInput("--ca-file %s: %w", caFile.Path, caFile.Err)
+	}
 	if err != nil {
 		return nil, exitcode.With(exitcode.Usage, err)
 	}

@@ -45,6 +45,7 @@ func main() {
 	}
 	cancel()
 	if err != nil {
+		err = flagHints(err)
 		var silent *silentError
 		if !errors.As(err, &silent) {
 			// Redacted once more: no credential reaches the terminal,

@@ -320,5 +320,9 @@ func brokenLayoutHint(err error) error {
 	if !errors.Is(err, relocate.ErrBrokenLayout) {
 		return err
 	}
+	var broken *relocate.BrokenLayoutError
+	if errors.As(err, &broken) && broken.Alternative.Host != "" {
+		err = fmt.Errorf("%w\nuse --to %s: it keeps every reference working", err, broken.Alternative)
+	}
 	return fmt.Errorf("%w\nor, when the cluster installs with ferry install's manifests (every package pinned by digest, dependency resolution off), pass --install-by-digest", err)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -96,7 +97,7 @@ overwrite the mirror; --insecure starts it anyway.`,
 				opts.Log = os.Stderr
 			}
 			if err := serve.Check(opts); err != nil {
-				return exitcode.With(exitcode.Usage, err)
+				return exitcode.With(exitcode.Usage, serveFlagError(err, opts))
 			}
 			if err := os.MkdirAll(opts.Root, 0o755); err != nil {
 				return err
@@ -112,7 +113,7 @@ overwrite the mirror; --insecure starts it anyway.`,
 			opts.Extra[kudo.RepoPath] = operators
 			srv, err := serve.Start(cmd.Context(), opts)
 			if err != nil {
-				return exitcode.With(exitcode.Usage, err)
+				return exitcode.With(exitcode.Usage, serveFlagError(err, opts))
 			}
 			bind := func() error {
 				if err := mixins.Bind(srv.Registry()); err != nil {
@@ -196,4 +197,21 @@ func serveMode(opts serve.Options, locked bool) string {
 		return ""
 	}
 	return " (" + strings.Join(m, ", ") + ")"
+}
+
+// serveFlagError words package serve's option errors with the flags of
+// `ferry serve` (the library names none).
+func serveFlagError(err error, opts serve.Options) error {
+	var htpasswd *serve.HtpasswdError
+	switch {
+	case (opts.TLSCert == "") != (opts.TLSKey == ""):
+		return errors.New("serve: TLS needs both a certificate and a key (--tls-cert and --tls-key)")
+	case opts.AnonymousRead && opts.Htpasswd == "":
+		return errors.New("serve: anonymous read only makes sense with --htpasswd")
+	case errors.As(err, &htpasswd):
+		return fmt.Errorf("serve: --htpasswd %w", htpasswd.Err)
+	case errors.Is(err, serve.ErrUnprotected):
+		return fmt.Errorf("%w; pass --tls-cert/--tls-key and --htpasswd (recommended), listen on 127.0.0.1, or pass --insecure to serve it unprotected anyway", err)
+	}
+	return err
 }

@@ -127,7 +127,7 @@ func NewArtifacts[E any](registry http.Handler, f ArtifactFormat[E], opts Artifa
 		opts.Log = func(string, ...any) {}
 	}
 	if opts.NotLocked == nil {
-		opts.NotLocked = errors.New("not served: ferry serve --lock serves only what the lock holds")
+		opts.NotLocked = errors.New("not served: this server was started with a lock and serves only what the lock holds")
 	}
 	return &Artifacts[E]{reg: reg, f: f, opts: opts, cache: map[digest.Digest]*Stored[E]{}}, nil
 }
