@@ -270,20 +270,30 @@ func (b *Bundle) dependenciesV1() ([]format.Dependency, error) {
 	return deps, nil
 }
 
-func (b *Bundle) dependenciesV2() ([]format.Dependency, error) {
+// requiresV2 reads the v2 dependencies (`org.getporter.dependencies@v2`)
+// and their names, sorted; nil when the bundle declares none.
+func (b *Bundle) requiresV2() (*depsV2, []string, error) {
 	raw := b.custom(CustomDependenciesV2)
 	if raw == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var d depsV2
 	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, fmt.Errorf("bundle.json: custom.%s: %w", CustomDependenciesV2, err)
+		return nil, nil, fmt.Errorf("bundle.json: custom.%s: %w", CustomDependenciesV2, err)
 	}
 	names := make([]string, 0, len(d.Requires))
 	for name := range d.Requires {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	return &d, names, nil
+}
+
+func (b *Bundle) dependenciesV2() ([]format.Dependency, error) {
+	d, names, err := b.requiresV2()
+	if d == nil || err != nil {
+		return nil, err
+	}
 	deps := make([]format.Dependency, 0, len(names))
 	for _, name := range names {
 		r := d.Requires[name]

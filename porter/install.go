@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"regexp"
-	"sort"
 	"strings"
 
 	"oras.land/oras-go/v2/content"
@@ -176,19 +175,10 @@ func mirrorBundle(raw []byte, l *lock.Lock, p *lock.Package, mirrorOf map[string
 // name to a template, which pkg/cnab/config-adapter/adapter.go copies
 // from porter.yaml's `parameters`, `credentials` and `outputs`.
 func (b *Bundle) Wiring() ([]install.Wiring, error) {
-	raw := b.custom(CustomDependenciesV2)
-	if raw == nil {
-		return nil, nil
+	d, names, err := b.requiresV2()
+	if d == nil || err != nil {
+		return nil, err
 	}
-	var d depsV2
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, fmt.Errorf("bundle.json: custom.%s: %w", CustomDependenciesV2, err)
-	}
-	names := make([]string, 0, len(d.Requires))
-	for n := range d.Requires {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var out []install.Wiring
 	for _, n := range names {
 		r := d.Requires[n]
