@@ -132,7 +132,7 @@ func toArchive(ctx context.Context, l *lock.Lock, sig []byte, path string, opts 
 	led := newLedger(opts.Concurrency)
 	rep := progress.Or(opts.Reporter)
 	rep.AddPackages(len(pkgs))
-	results, err := forEachPackage(ctx, pkgs, opts, rep, "archiving", nil, func(p *lock.Package) (*PackageResult, error) {
+	results, err := forEachPackage(ctx, pkgs, opts, nil, rep, "archiving", nil, func(p *lock.Package) (*PackageResult, error) {
 		return archivePackage(ctx, p, store, opts, led)
 	})
 	if err != nil {
@@ -367,6 +367,9 @@ func FromArchiveChecked(ctx context.Context, path string, opts Options, check Lo
 	var g errgroup.Group
 	g.SetLimit(opts.Concurrency)
 	gate := newRefusalGate(pkgs, opts)
+	if err := gate.preflight(ctx, led); err != nil {
+		return nil, nil, err
+	}
 	for i, p := range pkgs {
 		g.Go(func() error {
 			rep.PackageStarted(p.Source)

@@ -99,12 +99,16 @@ func TestMirrorKnownRepositories(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Per repository: its tag list; each blob uploaded (POST, PUT)
-		// or mounted (POST); the manifest pushed once, by its tag.
+		// or mounted (POST); the manifest pushed once, by its tag. And
+		// before copying, the first repository, unknown to the registry,
+		// is asked whether it takes pushes (a session opened and
+		// cancelled: refusalGate.preflight).
 		check(t, kinds, map[string]int{
-			"GET tags":     n,
-			"PUT manifest": n,
-			"POST upload":  n * blobs,
-			"PUT upload":   kinds["PUT upload"],
+			"GET tags":      n,
+			"PUT manifest":  n,
+			"POST upload":   n*blobs + 1,
+			"DELETE upload": 1,
+			"PUT upload":    kinds["PUT upload"],
 		})
 		if up := kinds["PUT upload"]; up < n || up > n*blobs {
 			t.Errorf("%d blob uploads", up)
@@ -134,12 +138,16 @@ func TestMirrorKnownRepositories(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Every blob was pushed before the tags were refused: each is
-		// checked (HEAD), none is sent again.
+		// checked (HEAD), none is sent again. The repositories hold no
+		// tag yet (404 NAME_UNKNOWN), so the first is asked again whether
+		// it takes pushes (refusalGate.preflight).
 		check(t, kinds, map[string]int{
 			"GET tags":      n,
 			"HEAD manifest": n,
 			"HEAD blob":     n * blobs,
 			"PUT manifest":  n,
+			"POST upload":   1,
+			"DELETE upload": 1,
 		})
 	})
 }

@@ -275,8 +275,11 @@ func TestMirrorMountsOnce(t *testing.T) {
 					t.Errorf("%d mount POSTs, want 1", watch.mounts)
 				}
 				// As many upload sessions as blobs uploaded, plus the
-				// fresh session a 403 or 404 refusal takes.
-				want := n * blobs
+				// fresh session a 403 or 404 refusal takes, plus the one
+				// opened and cancelled before copying to ask the first
+				// repository, unknown to the registry, whether it takes
+				// pushes (refusalGate.preflight).
+				want := n*blobs + 1
 				if tt.policy != mountSession {
 					want++
 				}

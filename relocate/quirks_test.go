@@ -229,10 +229,14 @@ func TestMappingFlatten(t *testing.T) {
 
 // TestMirrorRefusedRepositoriesListed mirrors 12 packages, each into its
 // own repository, into a registry where two of the repositories were never
-// created: the first package (under way from the start) and the last (not
-// started when the first refusal comes: packages run 8 per -j). The run
-// fails with one error naming both, and the packages it had not started
-// copied nothing, although their repositories take pushes.
+// created. When one is the first package's, the run's probe before copying
+// finds it (refusalGate.preflight): every repository is probed, the run
+// fails with one error naming both, and nothing is copied. When the first
+// package's repository exists, the refusal comes at the first write of a
+// later package (app-01, started with the first 8: packages run 8 per -j); the run starts
+// no further package, names both (app-11 probed, not written to), and the
+// packages it had not started copied nothing, although their repositories
+// take pushes.
 func TestMirrorRefusedRepositoriesListed(t *testing.T) {
 	ctx := context.Background()
 	c := registrytest.Client(t)
@@ -252,13 +256,22 @@ func TestMirrorRefusedRepositoriesListed(t *testing.T) {
 		// fromArchive imports the archive instead of mirroring from the
 		// source registry.
 		fromArchive bool
+		// refuse names the repositories not created (default app-00 and
+		// app-11); beforeCopy is whether the refusal must come before
+		// any package starts.
+		refuse     []string
+		beforeCopy bool
 	}{
-		{name: "404 NAME_UNKNOWN", opts: quirkproxy.Options{MustCreate: true},
+		{name: "404 NAME_UNKNOWN", opts: quirkproxy.Options{MustCreate: true}, beforeCopy: true,
+			want: []string{"/m/shared/app-00 does not exist", "/m/shared/app-11 does not exist", "refuses pushes into 2 repositories", "checked before copying; nothing was copied"}},
+		{name: "403", opts: quirkproxy.Options{MustCreate: true, Forbidden: true}, beforeCopy: true,
+			want: []string{"check that HOST/m/shared/app-00 exists", "check that HOST/m/shared/app-11 exists", "refuses pushes into 2 repositories", "aws ecr create-repository"}},
+		{name: "404 NAME_UNKNOWN, from an archive", opts: quirkproxy.Options{MustCreate: true}, fromArchive: true, beforeCopy: true,
 			want: []string{"/m/shared/app-00 does not exist", "/m/shared/app-11 does not exist", "refuses pushes into 2 repositories"}},
-		{name: "403", opts: quirkproxy.Options{MustCreate: true, Forbidden: true},
-			want: []string{"check that HOST/m/shared/app-00 exists", "check that HOST/m/shared/app-11 exists", "refuses pushes into 2 repositories"}},
-		{name: "404 NAME_UNKNOWN, from an archive", opts: quirkproxy.Options{MustCreate: true}, fromArchive: true,
-			want: []string{"/m/shared/app-00 does not exist", "/m/shared/app-11 does not exist", "refuses pushes into 2 repositories"}},
+		{name: "first repository created, a later one refused", opts: quirkproxy.Options{MustCreate: true}, refuse: []string{"app-01", "app-11"},
+			want: []string{"/m/shared/app-01 does not exist", "/m/shared/app-11 does not exist", "refuses pushes into 2 repositories", "at the first refusal"}},
+		{name: "first repository created, a later one refused, from an archive", opts: quirkproxy.Options{MustCreate: true}, fromArchive: true, refuse: []string{"app-01", "app-11"},
+			want: []string{"/m/shared/app-01 does not exist", "/m/shared/app-11 does not exist", "refuses pushes into 2 repositories"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			q := quirkproxy.New(tt.opts)
@@ -271,7 +284,11 @@ func TestMirrorRefusedRepositoriesListed(t *testing.T) {
 			refused := map[string]bool{}
 			for _, p := range pl.Resolved() {
 				repo := to.Repo(p.Source)
-				if strings.HasSuffix(repo, "/app-00") || strings.HasSuffix(repo, "/app-11") {
+				refuse := tt.refuse
+				if refuse == nil {
+					refuse = []string{"app-00", "app-11"}
+				}
+				if strings.HasSuffix(repo, "/"+refuse[0]) || strings.HasSuffix(repo, "/"+refuse[1]) {
 					refused[repo] = true
 					continue
 				}
@@ -298,6 +315,12 @@ func TestMirrorRefusedRepositoriesListed(t *testing.T) {
 			}
 			if re.NotStarted == 0 {
 				t.Errorf("every package started before the first refusal: %v", err)
+			}
+			if re.BeforeCopy != tt.beforeCopy {
+				t.Errorf("refusal found before copying: %v, want %v", re.BeforeCopy, tt.beforeCopy)
+			}
+			if tt.beforeCopy && (len(re.Copied) > 0 || re.NotStarted != n) {
+				t.Errorf("refused before copying, yet %d packages copied and %d of %d not started", len(re.Copied), re.NotStarted, n)
 			}
 			copied := map[string]bool{}
 			for _, s := range re.Copied {

@@ -20,15 +20,77 @@ import (
 // every destination repository before the first copy would cost two
 // requests per repository (open an upload session, cancel it) on every
 // run, also into the registries that create repositories on push, which
-// are most: 400 more requests for a closure of 200 repositories. So the
-// check runs only once a refusal shows the registry is one of those: at
-// the first refused repository, the run starts no further package, and
-// every destination repository that no package has begun to write to is
-// probed (client.ProbePush: POST /v2/NAME/blobs/uploads/, then DELETE of
-// the session; nothing is written), concurrently within the run's
-// concurrency. The run then fails with one error listing every refused
-// repository, and says which packages were copied before the first
-// refusal (those already under way when it came finish their copy).
+// are most: 400 more requests for a closure of 200 repositories. So one
+// repository is probed before copying, the first package's, when the
+// registry does not know it yet (client.ProbePush: POST
+// /v2/NAME/blobs/uploads/, then DELETE of the session; nothing is
+// written): two requests a run, none on a re-run. When it is refused,
+// the registry is one of those, and every repository of the run is
+// probed, concurrently within the run's concurrency, before anything is
+// copied (preflight): a first run into ECR or a Harbor project nobody
+// created fails with one error listing them all. When the first
+// repository takes pushes and a later one is refused at its first write,
+// the run starts no further package, probes every destination repository
+// no package has begun to write to, and fails with one error listing
+// every refused repository and the packages copied before the refusal
+// (those already under way when it came finish their copy).
+
+// preflight probes, before any package starts, the repository of the
+// run's first package when the registry does not know it (its tag
+// listing answers 404 NAME_UNKNOWN) (client.ProbePush: one POST and the
+// DELETE of its session, nothing written). Registries that create no repository on push
+// refuse it when nobody created it, which is how a first run into ECR or
+// Harbor goes: then every other repository of the run is probed too and
+// the run fails before copying anything, with one error listing every
+// refused repository and how to create it. A probe that fails for another
+// reason is not the run's failure (the copy reports what it meets); when
+// the first repository takes pushes and another does not, the refusal
+// comes at that repository's first write (refused).
+func (g *refusalGate) preflight(ctx context.Context, led *ledger) error {
+	if g.opts.Target == nil || len(g.pkgs) == 0 || led == nil {
+		return nil
+	}
+	first := g.opts.To.Repo(g.pkgs[0].Source)
+	dst, err := g.opts.Target.Repository(first)
+	if err != nil {
+		return nil
+	}
+	// The tag listing the first package's copy starts with (ledger
+	// repoState, kept for it): a repository that answers it exists, and
+	// needs no probe; so a re-run, or a run into repositories that exist,
+	// sends nothing more.
+	if st := led.repoState(ctx, first, dst); !st.untagged {
+		return nil
+	}
+	refuse, _ := probePush(ctx, []string{first}, g.opts)
+	if len(refuse) == 0 {
+		return nil
+	}
+	var rest []string
+	seen := map[string]bool{first: true}
+	for _, p := range g.pkgs {
+		if r := g.opts.To.Repo(p.Source); !seen[r] {
+			seen[r] = true
+			rest = append(rest, r)
+		}
+	}
+	more, other := probePush(ctx, rest, g.opts)
+	for r, err := range more {
+		refuse[r] = err
+	}
+	e := &RepositoriesRefusedError{NotStarted: len(g.pkgs), BeforeCopy: true}
+	for r := range refuse {
+		e.Repositories = append(e.Repositories, r)
+	}
+	sort.Strings(e.Repositories)
+	for _, r := range e.Repositories {
+		e.Errs = append(e.Errs, refuse[r])
+	}
+	if len(other) > 0 {
+		return errors.Join(append([]error{e}, other...)...)
+	}
+	return e
+}
 
 // refusalGate stops a run's package copies at the first refused
 // repository and probes the repositories not yet written to.
@@ -206,12 +268,19 @@ type RepositoriesRefusedError struct {
 	// stopped; NotStarted counts the packages it did not start.
 	Copied     []string
 	NotStarted int
+	// BeforeCopy is set when the refusals were found before any package
+	// started (refusalGate.preflight): nothing was copied.
+	BeforeCopy bool
 }
 
 func (e *RepositoriesRefusedError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the mirror refuses pushes into %d repositories (every repository the run had yet to write to was checked at the first refusal)", len(e.Repositories))
-	if e.NotStarted > 0 {
+	if e.BeforeCopy {
+		fmt.Fprintf(&b, "the mirror refuses pushes into %d repositories (every repository of the run was checked before copying; nothing was copied)", len(e.Repositories))
+	} else {
+		fmt.Fprintf(&b, "the mirror refuses pushes into %d repositories (every repository the run had yet to write to was checked at the first refusal)", len(e.Repositories))
+	}
+	if e.NotStarted > 0 && !e.BeforeCopy {
 		fmt.Fprintf(&b, "; %d packages were not started", e.NotStarted)
 	}
 	if len(e.Copied) > 0 {

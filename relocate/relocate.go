@@ -447,12 +447,15 @@ func ensureTag(ctx context.Context, dst oras.Target, desc ocispec.Descriptor, ta
 // returned, joined; except a repository the mirror refuses, which starts
 // no further package and checks every repository not yet written to
 // (refusalGate). The results are in pkgs' order.
-func forEachPackage(ctx context.Context, pkgs []*lock.Package, opts Options, rep progress.Reporter, verb string, before func(i int) error, do func(p *lock.Package) (*PackageResult, error)) ([]PackageResult, error) {
+func forEachPackage(ctx context.Context, pkgs []*lock.Package, opts Options, led *ledger, rep progress.Reporter, verb string, before func(i int) error, do func(p *lock.Package) (*PackageResult, error)) ([]PackageResult, error) {
 	results := make([]PackageResult, len(pkgs))
 	errs := make([]error, len(pkgs))
 	var g errgroup.Group
 	g.SetLimit(packageLimit(opts.Concurrency))
 	gate := newRefusalGate(pkgs, opts)
+	if err := gate.preflight(ctx, led); err != nil {
+		return results, err
+	}
 	for i, p := range pkgs {
 		g.Go(func() error {
 			rep.PackageStarted(p.Source)
@@ -499,7 +502,7 @@ var errNotStarted = errors.New("not started: the mirror refuses a repository of 
 
 // copyPackages copies pkgs into opts.To (forEachPackage, copyPackage).
 func copyPackages(ctx context.Context, pkgs []*lock.Package, opts Options, led *ledger, rep progress.Reporter, before func(i int) error) ([]PackageResult, error) {
-	return forEachPackage(ctx, pkgs, opts, rep, "mirroring", before, func(p *lock.Package) (*PackageResult, error) {
+	return forEachPackage(ctx, pkgs, opts, led, rep, "mirroring", before, func(p *lock.Package) (*PackageResult, error) {
 		return copyPackage(ctx, p, opts, led)
 	})
 }

@@ -93,7 +93,11 @@ func TestMirrorHoldsNoBlobSlotWhileWaiting(t *testing.T) {
 	mirror := registrytest.New(t, registrytest.WithWrap(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			switch {
-			case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/blobs/uploads/") && sessions.Add(1) == 1:
+			// The first session is the probe before copying, asking the
+			// first repository, unknown to the registry, whether it takes
+			// pushes (refusalGate.preflight); the second is the first
+			// blob's.
+			case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/blobs/uploads/") && sessions.Add(1) == 2:
 				select {
 				case <-arrived:
 				case <-time.After(30 * time.Second): // a guard against a hang, not a timing check
@@ -127,8 +131,8 @@ func TestMirrorHoldsNoBlobSlotWhileWaiting(t *testing.T) {
 	for _, p := range rep.Packages {
 		copied += p.Copied
 	}
-	if got := sessions.Load(); got != 4 || copied != 6 {
-		t.Errorf("%d upload sessions and %d nodes copied, want 4 and 6", got, copied)
+	if got := sessions.Load(); got != 5 || copied != 6 {
+		t.Errorf("%d upload sessions and %d nodes copied, want 5 (the probe and 4 blobs) and 6", got, copied)
 	}
 }
 
