@@ -44,7 +44,7 @@ import (
 // where the session's extra round trip is small beside the transfer.
 const (
 	MonolithicMax      = 1 << 20
-	MonolithicProbeMax = 64 << 10
+	MonolithicProbeMax = 16 << 10
 )
 
 // MonolithicSupport is what a run knows of a registry's single-request
