@@ -91,6 +91,9 @@ type Client struct {
 	tr         *schemeTransport
 	// mounts remembers which registries refuse cross-repository mounts.
 	mounts *mountGate
+	// mono remembers which registries complete single-request blob
+	// uploads (monolithic.go).
+	mono *monoGate
 	// cache keeps manifests fetched by digest and each registry's
 	// referrers capability for the run (readcache.go).
 	cache *readCache
@@ -182,7 +185,7 @@ func New(opts Options) (*Client, error) {
 		Header:     http.Header{"User-Agent": {ua}},
 	}
 	hc := &http.Client{Transport: &basicAuthTransport{next: rt, creds: store}}
-	return &Client{opts: opts, auth: ac, creds: store, configPath: path, tr: st, mounts: newMountGate(), cache: newReadCache(), hc: hc}, nil
+	return &Client{opts: opts, auth: ac, creds: store, configPath: path, tr: st, mounts: newMountGate(), mono: newMonoGate(), cache: newReadCache(), hc: hc}, nil
 }
 
 // Repository returns an oras-go repository for "HOST/PATH". A reference
@@ -227,7 +230,7 @@ var errUserinfo = errors.New("registry references must not contain credentials (
 
 // client returns the remote.Client repositories and registries use.
 func (c *Client) client() remote.Client {
-	return &cachingClient{next: &authClient{c: c.auth, configPath: c.configPath, log: c.opts.Log, mounts: c.mounts}, cache: c.cache}
+	return &cachingClient{next: &authClient{c: c.auth, configPath: c.configPath, log: c.opts.Log, mounts: c.mounts, mono: c.mono}, cache: c.cache}
 }
 
 // Login checks user and password against the registry at host and, when

@@ -173,6 +173,9 @@ type authClient struct {
 	// mounts remembers which registries refuse cross-repository mounts
 	// (mountOrUpload); shared by every repository of one Client.
 	mounts *mountGate
+	// mono remembers which registries complete single-request blob
+	// uploads (monolithic.go); shared like mounts.
+	mono *monoGate
 }
 
 // Do sends req through the auth client; a refused blob mount becomes a

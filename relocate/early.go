@@ -34,6 +34,10 @@ type earlyUploads struct {
 	// mounting are the blobs being mounted: a read of one is a refused
 	// mount's content, which goes into the mount's own session.
 	mounting map[digest.Digest]bool
+	// single are the blobs whose push goes in one request
+	// (client.PushMonolithic), with no session opened early; the value is
+	// set for the one that is the registry's probe.
+	single map[digest.Digest]bool
 	// cancels are the cancellations under way; finish waits for them.
 	cancels sync.WaitGroup
 }
@@ -46,7 +50,7 @@ type earlyUpload struct {
 }
 
 func newEarlyUploads(repo *remote.Repository) *earlyUploads {
-	return &earlyUploads{repo: repo, m: map[digest.Digest]*earlyUpload{}, mounting: map[digest.Digest]bool{}}
+	return &earlyUploads{repo: repo, m: map[digest.Digest]*earlyUpload{}, mounting: map[digest.Digest]bool{}, single: map[digest.Digest]bool{}}
 }
 
 // mount notes that d is being mounted: reading it opens no session.
@@ -54,6 +58,55 @@ func (e *earlyUploads) mount(d digest.Digest) {
 	e.mu.Lock()
 	e.mounting[d] = true
 	e.mu.Unlock()
+}
+
+// pushSingle reports whether desc's push goes in one request, and marks
+// it so: the registry is known to complete single-request uploads, or
+// its answer is unknown and desc is small enough to be the probe, which
+// no other push is (client.ClaimMonolithicProbe).
+func (e *earlyUploads) pushSingle(desc ocispec.Descriptor) bool {
+	if desc.Size > client.MonolithicMax {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.mounting[desc.Digest] || e.m[desc.Digest] != nil {
+		return false
+	}
+	if _, ok := e.single[desc.Digest]; ok {
+		return true
+	}
+	probe := false
+	switch client.MonolithicUploads(e.repo) {
+	case client.MonolithicSupported:
+	case client.MonolithicUnknown:
+		if desc.Size > client.MonolithicProbeMax || !client.ClaimMonolithicProbe(e.repo) {
+			return false
+		}
+		probe = true
+	default:
+		return false
+	}
+	e.single[desc.Digest] = probe
+	return true
+}
+
+// takeSingle reports whether d's push goes in one request, and whether
+// it is the probe; the mark is taken.
+func (e *earlyUploads) takeSingle(d digest.Digest) (single, probe bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	probe, single = e.single[d]
+	delete(e.single, d)
+	return single, probe
+}
+
+// dropSingle forgets d's mark unless a push took it, ending the probe it
+// was (another push may then probe).
+func (e *earlyUploads) dropSingle(d digest.Digest) {
+	if _, probe := e.takeSingle(d); probe {
+		client.ReleaseMonolithicProbe(e.repo)
+	}
 }
 
 // open starts opening a session for d; it returns nil when d is being
@@ -137,7 +190,15 @@ func (e *earlyUploads) finish(ctx context.Context) {
 		delete(e.m, d)
 		e.cancelLater(ctx, eu)
 	}
+	probe := false
+	for d, p := range e.single {
+		delete(e.single, d)
+		probe = probe || p
+	}
 	e.mu.Unlock()
+	if probe {
+		client.ReleaseMonolithicProbe(e.repo)
+	}
 	e.cancels.Wait()
 }
 
@@ -149,10 +210,19 @@ type earlySource struct {
 }
 
 // Fetch opens desc's upload session in the mirror, unless it is a
-// manifest (pushed by one PUT), and reads desc from the origin meanwhile.
+// manifest (pushed by one PUT) or a blob pushed in one request
+// (pushSingle), and reads desc from the origin meanwhile.
 func (s earlySource) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
 	if isManifest(desc.MediaType) {
 		return s.ReadOnlyStorage.Fetch(ctx, desc)
+	}
+	if s.early.pushSingle(desc) {
+		rc, err := s.ReadOnlyStorage.Fetch(ctx, desc)
+		if err != nil {
+			s.early.dropSingle(desc.Digest)
+			return nil, err
+		}
+		return &earlyReader{ReadCloser: rc, drop: func() { s.early.dropSingle(desc.Digest) }}, nil
 	}
 	eu := s.early.open(ctx, desc.Digest)
 	if eu == nil {

@@ -1,10 +1,12 @@
 package relocate
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -253,6 +255,9 @@ func (t *knownTarget) Push(ctx context.Context, desc ocispec.Descriptor, r io.Re
 		defer func() { <-t.led.mirrorMeta }()
 	}
 	if t.early != nil && !isManifest(desc.MediaType) {
+		if single, probe := t.early.takeSingle(desc.Digest); single {
+			return t.pushSingle(ctx, desc, r, probe)
+		}
 		up, err := t.early.take(ctx, desc.Digest)
 		if up != nil {
 			return up.Put(ctx, desc, r)
@@ -277,6 +282,28 @@ func (t *knownTarget) Push(ctx context.Context, desc ocispec.Descriptor, r io.Re
 	}
 	t.tagged.Store(true)
 	return nil
+}
+
+// pushSingle pushes blob desc in one request (client.PushMonolithic),
+// or, when the registry opens a session instead, into that session; probe
+// is set when this push is the registry's probe, which it ends.
+func (t *knownTarget) pushSingle(ctx context.Context, desc ocispec.Descriptor, r io.Reader, probe bool) error {
+	if probe {
+		defer client.ReleaseMonolithicProbe(t.repo)
+	}
+	// Read to the end, so that a digest-checking reader checks it.
+	b, err := io.ReadAll(io.LimitReader(r, desc.Size+1))
+	if err != nil {
+		return err
+	}
+	if int64(len(b)) != desc.Size {
+		return fmt.Errorf("blob %s: read %d bytes from the origin, want %d", desc.Digest, len(b), desc.Size)
+	}
+	up, err := client.PushMonolithic(ctx, t.repo, desc, b)
+	if err != nil || up == nil {
+		return err
+	}
+	return up.Put(ctx, desc, bytes.NewReader(b))
 }
 
 // Mount mounts desc from another repository of the registry.
