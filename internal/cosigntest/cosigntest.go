@@ -42,10 +42,10 @@ const Password = "ferry-test"
 
 // InteropEnv is the environment variable that selects the real CLIs
 // (FERRY_INTEROP=1, as `make interop` sets it).
-const InteropEnv = "FERRY_INTEROP"
+const InteropEnv = tooltest.InteropEnv
 
 // Interop reports whether the real CLIs are used (FERRY_INTEROP=1).
-func Interop() bool { return os.Getenv(InteropEnv) == "1" }
+func Interop() bool { return tooltest.Interop() }
 
 var (
 	mu     sync.Mutex
