@@ -242,7 +242,16 @@ const emptyTrustedRoot = `{"mediaType": "application/vnd.dev.sigstore.trustedroo
 func (c *Cosign) AttestImage(t testing.TB, key, ref, predicate, typ string, extra ...string) {
 	t.Helper()
 	if c.InProcess() {
-		if err := attestImage(context.Background(), key, ref, predicate, typ, c.newBundle(t, extra)); err != nil {
+		ctx := context.Background()
+		bundle := c.newBundle(t, extra)
+		attest := func() error { return attestImage(ctx, key, ref, predicate, typ, bundle) }
+		var err error
+		if bundle {
+			err = c.listLikeCLI(ctx, ref, attest)
+		} else {
+			err = attest()
+		}
+		if err != nil {
 			t.Fatalf("cosign %s attest %s (in process): %v", c.Version, ref, err)
 		}
 		return
@@ -303,20 +312,25 @@ func (c *Cosign) VerifyBlob(t testing.TB, pub, sig, blob string) error {
 	return err
 }
 
-// inProcessSign is signImage; for cosign v2's bundle it then lists the
-// bundle in the referrers tag-schema fallback index as cosign v2 did
-// (listEmptyTypeLikeV2).
+// inProcessSign is signImage; a bundle is then listed in the referrers
+// tag-schema fallback index as the CLI lists it (listLikeCLI).
 func (c *Cosign) inProcessSign(ctx context.Context, key, ref string, bundle bool) error {
-	if !bundle || strings.HasPrefix(c.Version, "v3") {
-		return signImage(ctx, key, ref, bundle)
+	if !bundle {
+		return signImage(ctx, key, ref, false)
 	}
+	return c.listLikeCLI(ctx, ref, func() error { return signImage(ctx, key, ref, true) })
+}
+
+// listLikeCLI runs write, which attaches a bundle to ref, then lists it in
+// the referrers tag-schema fallback index as this version's CLI does.
+func (c *Cosign) listLikeCLI(ctx context.Context, ref string, write func() error) error {
 	d, err := parseDigest(ref)
 	if err != nil {
 		return err
 	}
 	before := fallbackDigests(ctx, d)
-	if err := signImage(ctx, key, ref, bundle); err != nil {
+	if err := write(); err != nil {
 		return err
 	}
-	return listEmptyTypeLikeV2(ctx, d, before)
+	return listLikeCLI(ctx, d, before, strings.HasPrefix(c.Version, "v2"))
 }

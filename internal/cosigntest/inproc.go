@@ -575,15 +575,18 @@ func verifyBlob(ctx context.Context, pubPath, sigPath, blobPath string) error {
 	return err
 }
 
-// listEmptyTypeLikeV2 rewrites the referrers tag-schema fallback index of
-// subject (the sha256-HEX tag) so that the entries that were not in it
-// before (before: their digests) list application/vnd.oci.empty.v1+json as
-// their artifactType. That is what cosign v2 (go-containerregistry v0.20,
-// pkg/v1/remote/referrers.go, which took the config's media type) wrote
-// for `cosign sign --new-bundle-format`, where cosign v3 (go-containerregistry
-// >= v0.21.6) lists the manifest's own artifactType. A registry with the
-// referrers API has no such tag: nothing is done.
-func listEmptyTypeLikeV2(ctx context.Context, subject name.Digest, before map[string]bool) error {
+// listLikeCLI rewrites the referrers tag-schema fallback index of subject
+// (the sha256-HEX tag) so that the entries that were not in it before
+// (before: their digests) are listed as the real CLI lists them. The
+// fallback index is go-containerregistry's (pkg/v1/remote/write.go), and
+// the CLI binaries were built with an older one than ferry's go.mod
+// selects: go-containerregistry v0.21.7 (cosign v3.1.3's go.mod) lists no
+// annotations, which v0.22 copies from the manifest; v0.20 (cosign v2.6.5)
+// also took the config's media type, application/vnd.oci.empty.v1+json,
+// as the artifactType (emptyType), where v0.21.6+ lists the manifest's own
+// (issue 28, observation 2). A registry with the referrers API has no such
+// tag: nothing is done.
+func listLikeCLI(ctx context.Context, subject name.Digest, before map[string]bool, emptyType bool) error {
 	tag, err := fallbackTag(subject)
 	if err != nil {
 		return err
@@ -602,7 +605,11 @@ func listEmptyTypeLikeV2(ctx context.Context, subject name.Digest, before map[st
 		if !ok {
 			continue
 		}
-		if d, _ := e["digest"].(string); !before[d] {
+		if d, _ := e["digest"].(string); before[d] {
+			continue
+		}
+		delete(e, "annotations")
+		if emptyType {
 			e["artifactType"] = "application/vnd.oci.empty.v1+json"
 		}
 	}
