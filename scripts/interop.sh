@@ -30,7 +30,7 @@ echo "interop: tools ready in $(($(date +%s) - start))s"
 # The tests that run the real cosign or helm CLIs (internal/cosigntest,
 # internal/tooltest users); the rest of these packages runs in make test.
 e2e='^(TestE2EAttestations|TestE2ESignatureLayouts|TestE2ENestedPolicy|TestE2EClosureMatrix|TestTamperExitCodes|TestLockSignKeyCosign|TestHelmHandOff)$'
-units='^(TestVerdicts|TestRealCosignImage|TestRealCosignBlob|TestRealCosignAttest|TestCosignInterop|TestAttestations)$'
+units='^(TestVerdicts|TestLayouts|TestRealCosignImage|TestRealCosignBlob|TestRealCosignAttest|TestCosignInterop|TestAttestations)$'
 start=$(date +%s)
 # shellcheck disable=SC2086
 FERRY_INTEROP=1 "$GO" test -count=1 -timeout 30m ${TESTFLAGS:-} -run "$units" ./internal/cosigntest ./signature ./trust
