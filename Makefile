@@ -21,14 +21,14 @@ fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-# tools builds the real cosign v2 and v3 the signature tests run
-# (bin/tools; kept once built), outside the test timeout.
+# tools builds the real cosign v2, cosign v3 and helm v3 that make interop
+# runs (bin/tools; kept once built).
 tools:
 	bash scripts/tools.sh
 
-# Every package's tests, with the cosign tools and the fuzz binaries built
-# and the go install check run beside them, then each fuzz target briefly
-# (scripts/test.sh).
+# Every package's tests, with the fuzz binaries built and the go install
+# check run beside them, then each fuzz target briefly (scripts/test.sh).
+# No external tool is built: cosign runs in process (internal/cosigntest).
 test: build vet fmt
 	GO=$(GO) FUZZTIME=$(FUZZTIME_TEST) bash scripts/test.sh
 
@@ -57,8 +57,11 @@ demo: build
 bench: build
 	bash scripts/bench.sh
 
+# interop builds the real cosign v2, cosign v3 and helm v3 (make tools)
+# and runs the tests that use them with FERRY_INTEROP=1, then the porter
+# check when porter is on PATH (scripts/interop.sh). CI runs it after test.
 interop: build
-	bash scripts/interop.sh
+	GO=$(GO) bash scripts/interop.sh
 
 # docs regenerates docs/reference (Markdown, a page per command) and
 # docs/man (man pages) from the cobra tree; `make test` fails while they

@@ -1,16 +1,43 @@
 #!/usr/bin/env bash
-# make interop: run a real `porter` against `ferry serve`. Not part of CI: it
-# needs porter on PATH and network access to the mixin feed (default
-# https://cdn.porter.sh/mixins/atom.xml; FEED=... to change it).
+# make interop: the checks against the real external tools, which
+# `make test` leaves out (CI runs both: .ci/run).
 #
-#   1. ferry lock + ferry mirror the exec mixin into an embedded registry;
-#   2. porter mixins install exec --version V --mirror http://ADDR, with a
-#      fresh PORTER_HOME, served by ferry serve from the mirror alone;
-#   3. the installed client and runtime must have the digests in ferry.lock.
+#   1. build cosign v2, cosign v3 and helm v3 from source into bin/tools
+#      (scripts/tools.sh; kept once built);
+#   2. with FERRY_INTEROP=1, the tests that run them: internal/cosigntest
+#      (the in-process cosign's verdicts against the real CLIs'), the
+#      signature and trust tests of cosign's layouts, and the cmd/ferry
+#      end-to-end tests that sign with cosign or hand charts to helm v3;
+#   3. a real `porter` against `ferry serve`, when porter is on PATH (it
+#      needs network access to the mixin feed, default
+#      https://cdn.porter.sh/mixins/atom.xml; FEED=... to change it):
+#      a. ferry lock + ferry mirror the exec mixin into an embedded registry;
+#      b. porter mixins install exec --version V --mirror http://ADDR, with a
+#         fresh PORTER_HOME, served by ferry serve from the mirror alone;
+#      c. the installed client and runtime must have the digests in ferry.lock.
 #
-# Leaves no process and no file behind.
+# Leaves no process and no file behind (but bin/tools).
+#
+# Environment: GO (default go), TESTFLAGS (extra go test flags).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+GO=${GO:-go}
+
+start=$(date +%s)
+GO=$GO bash scripts/tools.sh
+echo "interop: tools ready in $(($(date +%s) - start))s"
+
+# The tests that run the real cosign or helm CLIs (internal/cosigntest,
+# internal/tooltest users); the rest of these packages runs in make test.
+e2e='^(TestE2EAttestations|TestE2ESignatureLayouts|TestE2ENestedPolicy|TestE2EClosureMatrix|TestTamperExitCodes|TestLockSignKeyCosign|TestHelmHandOff)$'
+units='^(TestVerdicts|TestLayouts|TestRealCosignImage|TestRealCosignBlob|TestRealCosignAttest|TestCosignInterop|TestAttestations)$'
+start=$(date +%s)
+# shellcheck disable=SC2086
+FERRY_INTEROP=1 "$GO" test -count=1 -timeout 30m ${TESTFLAGS:-} -run "$units" ./internal/cosigntest ./signature ./trust
+# shellcheck disable=SC2086
+FERRY_INTEROP=1 "$GO" test -count=1 -timeout 30m ${TESTFLAGS:-} -run "$e2e" ./cmd/ferry
+echo "interop: real-CLI tests passed in $(($(date +%s) - start))s"
+
 if ! command -v porter >/dev/null 2>&1; then
   echo "interop: porter is not on PATH; skipped (install it from https://porter.sh/install)"
   exit 0

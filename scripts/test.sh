@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# make test, after build, vet, fmt and tools: every package's tests, then
-# each fuzz target briefly (scripts/fuzz.sh), and the go install check
+# make test, after build, vet and fmt: every package's tests, then each
+# fuzz target briefly (scripts/fuzz.sh), and the go install check
 # (scripts/goinstall.sh).
+#
+# No external tool is built: the signature tests use the in-process cosign
+# (internal/cosigntest, built from cosign v3's Go packages); the real
+# cosign v2, cosign v3 and helm v3 CLIs run in `make interop`
+# (scripts/interop.sh), which CI runs after make test.
 #
 # go test keeps the cores busy only in part: its end-to-end tests mostly
 # wait on ferry processes and registries. So the fuzz binaries are built,
@@ -19,20 +24,14 @@ FUZZTIME=${FUZZTIME:-2s}
 
 work=$(mktemp -d)
 pids=()
-tools_pid=
 cleanup() {
-	for p in "${pids[@]}" $tools_pid; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
 start=$(date +%s)
-# The real cosign v2 and v3 some tests run are built beside the tests, not
-# before them (bin/tools/.building tells those tests to wait for this build;
-# internal/cosigntest). Kept in bin/tools once built.
-GO=$GO bash scripts/tools.sh >"$work/tools.log" 2>&1 &
-tools_pid=$!
 GO=$GO FUZZ_STEP=build FUZZ_BIN="$work/fuzz" nice -n 10 bash scripts/fuzz.sh >"$work/fuzz-build.log" 2>&1 &
 pids+=($!)
 GO=$GO nice -n 10 bash scripts/goinstall.sh >"$work/goinstall.log" 2>&1 &
@@ -43,11 +42,6 @@ pids+=($!)
 # shellcheck disable=SC2086
 "$GO" test -count=1 -timeout 70m -parallel 8 ${TESTFLAGS:-} ./...
 echo "test: go test passed in $(($(date +%s) - start))s"
-if ! wait "$tools_pid"; then
-	cat "$work/tools.log" >&2
-	echo "test: building the cosign tools failed" >&2
-	exit 1
-fi
 
 # background LOG NAME PID: wait for a background step and show its log;
 # a failure stops make test.

@@ -8,8 +8,9 @@
 #                         runs helm v3's own `dependency build`; helm v4 is
 #                         tested through its Go packages)
 #
-# internal/cosigntest runs this script when a test needs a cosign that is not
-# built yet; a tool already in bin/tools is kept. Arguments name the tools to
+# make interop (scripts/interop.sh) runs it first; with FERRY_INTEROP=1,
+# internal/cosigntest and internal/tooltest run it when a test needs a tool
+# that is not built yet. A tool already in bin/tools is kept. Arguments name the tools to
 # build (cosign-v2, cosign-v3); none builds all. The versions here are the
 # ones internal/cosigntest expects (it checks `cosign version`).
 set -euo pipefail
@@ -24,8 +25,8 @@ mkdir -p "$tools"
 
 # While this script builds, bin/tools/.building holds its pid: a test that
 # needs a tool waits for this build (internal/cosigntest) instead of
-# starting a second one. scripts/test.sh runs it beside the tests, so the
-# cosign builds are not on the critical path of `make test`.
+# starting a second one. `make test` never builds them: its tests use the
+# in-process cosign (internal/cosigntest).
 echo $$ >"$tools/.building"
 trap 'rm -f "$tools/.building"' EXIT
 

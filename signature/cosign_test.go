@@ -217,15 +217,15 @@ func copyBlob(t *testing.T, src, dst *remote.Repository, desc ocispec.Descriptor
 }
 
 // TestRealCosignBlob: the lock signature formats cosign v2 and v3 write with
-// `sign-blob --key` verify with VerifyFile; a changed file does not.
+// `sign-blob --key` (cosign v3: --new-bundle-format=false) verify with
+// VerifyFile; a changed file does not.
 func TestRealCosignBlob(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		cosign func(testing.TB) *cosigntest.Cosign
-		extra  []string
 	}{
 		{name: "cosign v2", cosign: cosigntest.V2},
-		{name: "cosign v3", cosign: cosigntest.V3, extra: []string{"--new-bundle-format=false", "--use-signing-config=false"}},
+		{name: "cosign v3", cosign: cosigntest.V3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.cosign(t)
@@ -235,8 +235,7 @@ func TestRealCosignBlob(t *testing.T) {
 			if err := os.WriteFile(lock, []byte("packages: []\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			args := append([]string{"sign-blob", "--key", keyPath, "--tlog-upload=false", "--yes", "--output-signature", lock + signature.SigSuffix}, tc.extra...)
-			c.Run(t, dir, append(args, lock)...)
+			c.SignBlob(t, keyPath, lock, lock+signature.SigSuffix)
 			k, err := signature.LoadPublicKey(pubPath)
 			if err != nil {
 				t.Fatal(err)

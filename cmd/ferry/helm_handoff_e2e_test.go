@@ -51,7 +51,8 @@ func TestHelmHandOff(t *testing.T) {
 		t.Errorf("Chart.yaml does not name the mirror:\n%s", chartYAML)
 	}
 
-	// Real helm v3 (built by scripts/tools.sh), on a copy: `helm
+	// Real helm v3 (built by scripts/tools.sh; FERRY_INTEROP=1, make interop:
+	// skipped otherwise), on a copy: `helm
 	// dependency build --plain-http` with empty helm homes, the sources
 	// stopped.
 	v3Dir := filepath.Join(t.TempDir(), "web")

@@ -54,10 +54,11 @@ type matrixLayout struct {
 	keyless bool
 }
 
-// matrixLayouts: cosign's classic `sha256-HEX.sig` tag (real cosign v2);
-// a Sigstore bundle listed by the referrers API (real cosign v3); a
+// matrixLayouts (cosign by internal/cosigntest: in process, the real CLIs
+// in make interop): cosign's classic `sha256-HEX.sig` tag (cosign v2);
+// a Sigstore bundle listed by the referrers API (cosign v3); a
 // bundle listed by the referrers tag-schema fallback index on a registry
-// without the API (real cosign v2 --new-bundle-format, which lists it as
+// without the API (cosign v2 --new-bundle-format, which lists it as
 // application/vnd.oci.empty.v1+json: issue 28 observation 2; cosign v3's
 // own fallback listing is a layout of TestE2ESignatureLayouts); a keyless
 // Sigstore bundle (Fulcio certificate, Rekor entry, timestamp from an

@@ -119,7 +119,9 @@ func newTamperWorld(t *testing.T) *tamperWorld {
 	env.MustRun("lock", "--sign-key", key, "--verify-key", "cosign.pub")
 	w.signedLock, w.lockSig = env.ReadFile("ferry.lock"), env.ReadFile("ferry.lock.sig")
 	// cosign's own blob verification accepts the lock's signature.
-	w.cosign.Run(t, env.Dir, "verify-blob", "--insecure-ignore-tlog=true", "--key", pub, "--signature", "ferry.lock.sig", "ferry.lock")
+	if err := w.cosign.VerifyBlob(t, pub, env.Path("ferry.lock.sig"), env.Path("ferry.lock")); err != nil {
+		t.Fatalf("cosign verify-blob refused the lock's signature: %v", err)
+	}
 	l := e2eReadLock(t, env, "ferry.lock")
 	w.pkg = l.Package(w.app)
 	if w.pkg == nil || w.pkg.Digest != digests["1.1.0"].String() {

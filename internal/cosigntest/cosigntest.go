@@ -1,11 +1,22 @@
-// Package cosigntest runs the real cosign CLIs in tests: cosign v2 and
-// cosign v3, built from their Go modules by scripts/tools.sh into bin/tools
-// (cosign-v2, cosign-v3) the first time a test needs them. A build that
-// fails fails the test with the build's output; nothing is skipped.
+// Package cosigntest gives tests cosign v2 and cosign v3: what their
+// `generate-key-pair`, `sign`, `attest`, `verify`, `verify-attestation`,
+// `sign-blob` and `verify-blob` write and accept, with a key, offline.
+//
+// Two backends stand behind the same API. By default (`make test`) an
+// in-process cosign built from cosign v3's own Go packages (inproc.go),
+// which writes what the CLIs write and verifies as they verify, calling
+// the functions they call; nothing is built. With FERRY_INTEROP=1 in the
+// environment (`make interop`), the real CLIs: cosign v2 and cosign v3,
+// built from their Go modules by scripts/tools.sh into bin/tools
+// (cosign-v2, cosign-v3) the first time a test needs them; a build that
+// fails fails the test, nothing is skipped. bin/tools is never used
+// without FERRY_INTEROP=1, so results do not depend on what a machine
+// happens to hold there.
 package cosigntest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,7 +29,8 @@ import (
 )
 
 // Versions scripts/tools.sh builds; Cosign checks `cosign version` against
-// them so a stale tool in bin/tools is not used by mistake.
+// them so a stale tool in bin/tools is not used by mistake. The in-process
+// backend is built from cosign V3Version's packages.
 const (
 	V2Version = "v2.6.5"
 	V3Version = "v3.1.3"
@@ -28,24 +40,70 @@ const (
 // Sign passes in COSIGN_PASSWORD.
 const Password = "ferry-test"
 
+// InteropEnv is the environment variable that selects the real CLIs
+// (FERRY_INTEROP=1, as `make interop` sets it).
+const InteropEnv = tooltest.InteropEnv
+
+// Interop reports whether the real CLIs are used (FERRY_INTEROP=1).
+func Interop() bool { return tooltest.Interop() }
+
 var (
 	mu     sync.Mutex
 	built  = map[string]string{}
 	failed = map[string]error{}
 )
 
-// V2 returns the path of cosign v2, building it if needed.
-func V2(t testing.TB) *Cosign { t.Helper(); return tool(t, "cosign-v2", V2Version) }
+// V2 returns cosign v2: with FERRY_INTEROP=1 the real CLI, built if
+// needed; else the in-process cosign with cosign v2's defaults (the
+// classic layouts; --new-bundle-format for bundles).
+func V2(t testing.TB) *Cosign {
+	t.Helper()
+	if !Interop() {
+		return &Cosign{Version: V2Version}
+	}
+	return tool(t, "cosign-v2", V2Version)
+}
 
-// V3 returns the path of cosign v3, building it if needed.
-func V3(t testing.TB) *Cosign { t.Helper(); return tool(t, "cosign-v3", V3Version) }
+// V3 returns cosign v3: with FERRY_INTEROP=1 the real CLI, built if
+// needed; else the in-process cosign with cosign v3's defaults (Sigstore
+// bundles as referrers; --new-bundle-format=false for the classic layouts).
+func V3(t testing.TB) *Cosign {
+	t.Helper()
+	if !Interop() {
+		return &Cosign{Version: V3Version}
+	}
+	return tool(t, "cosign-v3", V3Version)
+}
 
-// Cosign is one cosign binary.
+// Cosign is one cosign: a binary, or the in-process cosign (Path empty).
 type Cosign struct {
-	// Path is the binary.
+	// Path is the binary; empty for the in-process cosign.
 	Path string
 	// Version is its release, V2Version or V3Version.
 	Version string
+}
+
+// InProcess reports whether c is the in-process cosign.
+func (c *Cosign) InProcess() bool { return c.Path == "" }
+
+// newBundle is whether sign and attest write a Sigstore bundle: cosign
+// v3's default, cosign v2's with --new-bundle-format; extra are the flags a
+// test passes, of which only these are known to the in-process cosign.
+func (c *Cosign) newBundle(t testing.TB, extra []string) bool {
+	t.Helper()
+	bundle := strings.HasPrefix(c.Version, "v3")
+	for _, f := range extra {
+		switch f {
+		case "--new-bundle-format", "--new-bundle-format=true":
+			bundle = true
+		case "--new-bundle-format=false":
+			bundle = false
+		case "--use-signing-config=false":
+		default:
+			t.Fatalf("cosigntest: the in-process cosign does not know the flag %s (run with %s=1 for the real CLI)", f, InteropEnv)
+		}
+	}
+	return bundle
 }
 
 func tool(t testing.TB, name, version string) *Cosign {
@@ -72,6 +130,8 @@ func tool(t testing.TB, name, version string) *Cosign {
 // nothing outside the test's temporary directories is written), and
 // COSIGN_PASSWORD set to Password. A failure fails the test with cosign's
 // output; Run returns the standard output.
+//
+// Run needs the real CLI: the in-process cosign fails the test.
 func (c *Cosign) Run(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	out, err := c.TryRun(t, dir, args...)
@@ -84,6 +144,9 @@ func (c *Cosign) Run(t testing.TB, dir string, args ...string) string {
 // TryRun is Run returning the failure instead of failing the test.
 func (c *Cosign) TryRun(t testing.TB, dir string, args ...string) (string, error) {
 	t.Helper()
+	if c.InProcess() {
+		t.Fatalf("cosigntest: cosign %s needs the real CLI (%s=1, make interop)", strings.Join(args, " "), InteropEnv)
+	}
 	home := t.TempDir()
 	cmd := exec.Command(c.Path, args...)
 	cmd.Dir = dir
@@ -110,6 +173,13 @@ func (c *Cosign) TryRun(t testing.TB, dir string, args ...string) (string, error
 func (c *Cosign) GenerateKeyPair(t testing.TB) (key, pub string) {
 	t.Helper()
 	dir := t.TempDir()
+	if c.InProcess() {
+		key, pub, err := generateKeyPair(dir)
+		if err != nil {
+			t.Fatalf("cosign %s (in process): %v", c.Version, err)
+		}
+		return key, pub
+	}
 	c.Run(t, dir, "generate-key-pair")
 	return filepath.Join(dir, "cosign.key"), filepath.Join(dir, "cosign.pub")
 }
@@ -120,6 +190,14 @@ func (c *Cosign) GenerateKeyPair(t testing.TB) (key, pub string) {
 // layout).
 func (c *Cosign) SignImage(t testing.TB, key, ref string, extra ...string) {
 	t.Helper()
+	if c.InProcess() {
+		bundle := c.newBundle(t, extra)
+		ctx := context.Background()
+		if err := c.inProcessSign(ctx, key, ref, bundle); err != nil {
+			t.Fatalf("cosign %s sign %s (in process): %v", c.Version, ref, err)
+		}
+		return
+	}
 	args := []string{"sign", "--key", key, "--tlog-upload=false", "--allow-insecure-registry", "--allow-http-registry", "--yes"}
 	if strings.HasPrefix(c.Version, "v3") {
 		args = append(args, "--use-signing-config=false")
@@ -139,6 +217,9 @@ func (c *Cosign) SignImage(t testing.TB, key, ref string, extra ...string) {
 // (no CA, log or TSA), enough for a key and an ignored transparency log.
 func (c *Cosign) VerifyImage(t testing.TB, pub, ref string) error {
 	t.Helper()
+	if c.InProcess() {
+		return verifyImage(context.Background(), pub, ref)
+	}
 	dir := t.TempDir()
 	root := filepath.Join(dir, "trusted_root.json")
 	if err := os.WriteFile(root, []byte(emptyTrustedRoot), 0o644); err != nil {
@@ -160,6 +241,21 @@ const emptyTrustedRoot = `{"mediaType": "application/vnd.dev.sigstore.trustedroo
 // (cosign v3: --new-bundle-format=false for the classic .att layout).
 func (c *Cosign) AttestImage(t testing.TB, key, ref, predicate, typ string, extra ...string) {
 	t.Helper()
+	if c.InProcess() {
+		ctx := context.Background()
+		bundle := c.newBundle(t, extra)
+		attest := func() error { return attestImage(ctx, key, ref, predicate, typ, bundle) }
+		var err error
+		if bundle {
+			err = c.listLikeCLI(ctx, ref, attest)
+		} else {
+			err = attest()
+		}
+		if err != nil {
+			t.Fatalf("cosign %s attest %s (in process): %v", c.Version, ref, err)
+		}
+		return
+	}
 	args := []string{"attest", "--key", key, "--predicate", predicate, "--type", typ, "--tlog-upload=false", "--allow-insecure-registry", "--allow-http-registry", "--yes"}
 	if strings.HasPrefix(c.Version, "v3") {
 		args = append(args, "--use-signing-config=false")
@@ -174,6 +270,9 @@ func (c *Cosign) AttestImage(t testing.TB, key, ref, predicate, typ string, extr
 // attestation check accepts.
 func (c *Cosign) VerifyAttestation(t testing.TB, pub, ref, typ string) error {
 	t.Helper()
+	if c.InProcess() {
+		return verifyAttestation(context.Background(), pub, ref, typ)
+	}
 	dir := t.TempDir()
 	root := filepath.Join(dir, "trusted_root.json")
 	if err := os.WriteFile(root, []byte(emptyTrustedRoot), 0o644); err != nil {
@@ -182,4 +281,56 @@ func (c *Cosign) VerifyAttestation(t testing.TB, pub, ref, typ string) error {
 	args := []string{"verify-attestation", "--key", pub, "--type", typ, "--insecure-ignore-tlog=true", "--allow-insecure-registry", "--allow-http-registry", "--trusted-root", root, ref}
 	_, err := c.TryRun(t, dir, args...)
 	return err
+}
+
+// SignBlob runs `cosign sign-blob --key key --tlog-upload=false
+// --output-signature sig blob` (cosign v3: with --new-bundle-format=false
+// --use-signing-config=false, for the same base64 signature file).
+func (c *Cosign) SignBlob(t testing.TB, key, blob, sig string) {
+	t.Helper()
+	if c.InProcess() {
+		if err := signBlob(context.Background(), key, blob, sig); err != nil {
+			t.Fatalf("cosign %s sign-blob %s (in process): %v", c.Version, blob, err)
+		}
+		return
+	}
+	args := []string{"sign-blob", "--key", key, "--tlog-upload=false", "--yes", "--output-signature", sig}
+	if strings.HasPrefix(c.Version, "v3") {
+		args = append(args, "--new-bundle-format=false", "--use-signing-config=false")
+	}
+	c.Run(t, filepath.Dir(blob), append(args, blob)...)
+}
+
+// VerifyBlob runs `cosign verify-blob --insecure-ignore-tlog=true --key pub
+// --signature sig blob` and returns its failure.
+func (c *Cosign) VerifyBlob(t testing.TB, pub, sig, blob string) error {
+	t.Helper()
+	if c.InProcess() {
+		return verifyBlob(context.Background(), pub, sig, blob)
+	}
+	_, err := c.TryRun(t, filepath.Dir(blob), "verify-blob", "--insecure-ignore-tlog=true", "--key", pub, "--signature", sig, blob)
+	return err
+}
+
+// inProcessSign is signImage; a bundle is then listed in the referrers
+// tag-schema fallback index as the CLI lists it (listLikeCLI).
+func (c *Cosign) inProcessSign(ctx context.Context, key, ref string, bundle bool) error {
+	if !bundle {
+		return signImage(ctx, key, ref, false)
+	}
+	return c.listLikeCLI(ctx, ref, func() error { return signImage(ctx, key, ref, true) })
+}
+
+// listLikeCLI runs write, which attaches a bundle to ref, then lists it in
+// the referrers tag-schema fallback index as this version's CLI does.
+func (c *Cosign) listLikeCLI(ctx context.Context, ref string, write func() error) error {
+	d, err := parseDigest(ref)
+	if err != nil {
+		return err
+	}
+	before := fallbackDigests(ctx, d)
+	if err := write(); err != nil {
+		return err
+	}
+	return listLikeCLI(ctx, d, before, strings.HasPrefix(c.Version, "v2"))
 }

@@ -1,8 +1,9 @@
 // Package tooltest finds the real external tools ferry's tests run (the
 // cosign and helm CLIs), built from their Go modules by scripts/tools.sh
-// into bin/tools: it waits for the build make test runs beside the tests,
-// or runs scripts/tools.sh NAME itself, and checks the tool's version. A
-// build that fails fails the test; nothing is skipped.
+// into bin/tools: it waits for a build scripts/tools.sh is running, or
+// runs scripts/tools.sh NAME itself, and checks the tool's version. The
+// real tools are used only with FERRY_INTEROP=1 (`make interop`); then a
+// build that fails fails the test, nothing is skipped.
 package tooltest
 
 import (
@@ -25,10 +26,21 @@ var (
 	failed = map[string]error{}
 )
 
+// InteropEnv is the environment variable that selects the real tools:
+// FERRY_INTEROP=1, as `make interop` sets it.
+const InteropEnv = "FERRY_INTEROP"
+
+// Interop reports whether the real tools are used (FERRY_INTEROP=1).
+func Interop() bool { return os.Getenv(InteropEnv) == "1" }
+
 // Path returns bin/tools/NAME, building it once per test binary if need
-// be, after checking that `NAME versionArgs...` prints version.
+// be, after checking that `NAME versionArgs...` prints version. Without
+// FERRY_INTEROP=1 it skips the test: the real tools run in `make interop`.
 func Path(t testing.TB, name, version string, versionArgs ...string) string {
 	t.Helper()
+	if !Interop() {
+		t.Skipf("the real %s runs only with %s=1: make interop", name, InteropEnv)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if p, ok := built[name]; ok {
@@ -73,9 +85,9 @@ func build(name, version string, versionArgs []string) (string, error) {
 	return p, nil
 }
 
-// buildWait bounds how long a test waits for the tools build that
-// scripts/test.sh started beside the tests (cosign v2 and v3 and helm v3
-// from source: about 9 minutes each on a loaded 2-core machine, cold).
+// buildWait bounds how long a test waits for a tools build another
+// process started (cosign v2 and v3 and helm v3 from source: about 9
+// minutes each on a loaded 2-core machine, cold).
 const buildWait = 60 * time.Minute
 
 // waitForBuild waits, while scripts/tools.sh runs (marker names its pid)
