@@ -32,14 +32,19 @@ import (
 // shardMeter sits in front of the mirror registry: it counts the body
 // bytes of blob uploads (POST, PATCH and PUT under /blobs/uploads/) per
 // mirror prefix, and SIGKILLs the armed process at the first finished
-// blob upload under its prefix, before answering it.
+// blob upload under its prefix, before answering it. A POST carrying a
+// blob that the registry does not complete (distribution answers 202 and
+// opens a session: client.PushMonolithic's probe, sent once per registry
+// per process) is counted apart, in probes: its bytes go again into the
+// session.
 type shardMeter struct {
-	mu    sync.Mutex
-	bytes map[string]int64
-	where string // prefix a kill is for
-	armed atomic.Bool
-	kill  atomic.Pointer[os.Process]
-	fired atomic.Bool
+	mu     sync.Mutex
+	bytes  map[string]int64
+	probes map[string][]int64
+	where  string // prefix a kill is for
+	armed  atomic.Bool
+	kill   atomic.Pointer[os.Process]
+	fired  atomic.Bool
 }
 
 func (m *shardMeter) wrap(next http.Handler) http.Handler {
@@ -65,12 +70,48 @@ func (m *shardMeter) wrap(next http.Handler) http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		m.mu.Lock()
-		m.bytes[prefix] += int64(len(body))
-		m.mu.Unlock()
 		r.Body = io.NopCloser(strings.NewReader(string(body)))
-		next.ServeHTTP(w, r)
+		rec := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if r.Method == http.MethodPost && len(body) > 0 && rec.status != http.StatusCreated {
+			if m.probes == nil {
+				m.probes = map[string][]int64{}
+			}
+			m.probes[prefix] = append(m.probes[prefix], int64(len(body)))
+			return
+		}
+		m.bytes[prefix] += int64(len(body))
 	})
+}
+
+// statusWriter notes the status a handler answers with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// probed returns the sizes of the blob-carrying POSTs under prefix that
+// the registry did not complete.
+func (m *shardMeter) probed(prefix string) []int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.probes[prefix]
 }
 
 func (m *shardMeter) sent(prefix string) int64 {
@@ -232,6 +273,20 @@ func TestE2EShardMirror(t *testing.T) {
 	// Bytes the registry received: the unique bytes, as from one process.
 	if got, one := meter.sent("four"), meter.sent("one"); got != uniqueBytes || one != uniqueBytes {
 		t.Errorf("upload bytes received: %d from four shards, %d from one process; unique blob bytes %d", got, one, uniqueBytes)
+	}
+	// Besides, at most one small blob a process in a POST the registry
+	// did not complete (the single-request probe; distribution opens a
+	// session, into which the blob then goes).
+	for prefix, procs := range map[string]int{"one": 1, "four": 4} {
+		if p := meter.probed(prefix); len(p) > procs {
+			t.Errorf("%s: %d blob-carrying POSTs not completed (%v bytes), want at most %d (one probe a process)", prefix, len(p), p, procs)
+		} else {
+			for _, n := range p {
+				if n > client.MonolithicProbeMax {
+					t.Errorf("%s: a %d-byte blob sent as the single-request probe, above %d", prefix, n, client.MonolithicProbeMax)
+				}
+			}
+		}
 	}
 	// The same repositories, tags and digests.
 	if one, four := env.ReadFile("one.lock"), env.ReadFile("four.lock"); strings.ReplaceAll(one, "/one/", "/four/") != four {
