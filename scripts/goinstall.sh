@@ -50,7 +50,11 @@ start=$(date +%s)
     "$GO" install "$module/cmd/ferry@$VERSION"
 )
 # The first line names the version; the others the Go version and platform.
-got=$("$work/bin/ferry" version | head -n 1)
+# The whole output is read first: `ferry version | head -n 1` under
+# pipefail fails when head exits before ferry writes its last lines (ferry
+# then dies of SIGPIPE), which a loaded machine makes likely.
+out=$("$work/bin/ferry" version)
+got=${out%%$'\n'*}
 if [ "$got" != "ferry $VERSION" ]; then
   echo "goinstall: ferry version printed \"$got\", want \"ferry $VERSION\"" >&2
   exit 1
