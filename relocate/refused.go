@@ -78,7 +78,13 @@ func (g *refusalGate) preflight(ctx context.Context, led *ledger) error {
 	for r, err := range more {
 		refuse[r] = err
 	}
-	e := &RepositoriesRefusedError{NotStarted: len(g.pkgs), BeforeCopy: true}
+	return refusedError(&RepositoriesRefusedError{NotStarted: len(g.pkgs), BeforeCopy: true}, refuse, other)
+}
+
+// refusedError fills e with refuse's repositories, sorted, and their
+// refusals, and returns it joined with other, the probes that failed for
+// another reason.
+func refusedError(e *RepositoriesRefusedError, refuse map[string]error, other []error) error {
 	for r := range refuse {
 		e.Repositories = append(e.Repositories, r)
 	}
@@ -204,18 +210,7 @@ func shardRefused(ctx context.Context, err error, repos []string, notStarted int
 	if len(refuse) == 0 {
 		return err
 	}
-	e := &RepositoriesRefusedError{NotStarted: notStarted}
-	for r := range refuse {
-		e.Repositories = append(e.Repositories, r)
-	}
-	sort.Strings(e.Repositories)
-	for _, r := range e.Repositories {
-		e.Errs = append(e.Errs, refuse[r])
-	}
-	if len(other) > 0 {
-		return errors.Join(append([]error{e}, other...)...)
-	}
-	return e
+	return refusedError(&RepositoriesRefusedError{NotStarted: notStarted}, refuse, other)
 }
 
 // err returns the run's error once it stopped at a refusal: every refused
