@@ -22,6 +22,7 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 	"github.com/sigstore/sigstore-go/pkg/tlog"
+	"github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"oras.land/oras-go/v2"
 
@@ -223,21 +224,35 @@ func (k *Keyless) SignImageClassic(ctx context.Context, target oras.Target, dock
 	if ms == nil {
 		return ocispec.Descriptor{}, errors.New("virtual sigstore made no message signature")
 	}
-	leaf, err := cryptoutils.MarshalCertificateToPEM(vc.Certificate())
+	ann, err := k.classicAnnotations(e, vc)
 	if err != nil {
 		return ocispec.Descriptor{}, err
+	}
+	ann["dev.cosignproject.cosign/signature"] = base64.StdEncoding.EncodeToString(ms.Signature())
+	return fixture.AppendCosignLayer(ctx, target, d, payload, ann)
+}
+
+// classicAnnotations returns the annotations cosign's classic layout
+// gives a keyless signature or attestation layer made by e (its
+// verification content vc): the Fulcio certificate, its chain, and the
+// Rekor bundle (the log entry and its signed entry timestamp)
+// (sigstore/cosign pkg/oci/static/options.go, pkg/cosign/bundle/rekor.go).
+func (k *Keyless) classicAnnotations(e *ca.TestEntity, vc verify.VerificationContent) (map[string]string, error) {
+	leaf, err := cryptoutils.MarshalCertificateToPEM(vc.Certificate())
+	if err != nil {
+		return nil, err
 	}
 	fulcio, ok := k.vs.FulcioCertificateAuthorities()[0].(*root.FulcioCertificateAuthority)
 	if !ok {
-		return ocispec.Descriptor{}, errors.New("virtual sigstore's CA is not a Fulcio CA")
+		return nil, errors.New("virtual sigstore's CA is not a Fulcio CA")
 	}
 	chain, err := cryptoutils.MarshalCertificatesToPEM(append(append([]*x509.Certificate{}, fulcio.Intermediates...), fulcio.Root))
 	if err != nil {
-		return ocispec.Descriptor{}, err
+		return nil, err
 	}
 	entries, err := e.TlogEntries()
 	if err != nil || len(entries) != 1 {
-		return ocispec.Descriptor{}, fmt.Errorf("virtual sigstore made %d log entries: %v", len(entries), err)
+		return nil, fmt.Errorf("virtual sigstore made %d log entries: %v", len(entries), err)
 	}
 	tle := entries[0].TransparencyLogEntry()
 	rp := tlog.RekorPayload{
@@ -248,18 +263,17 @@ func (k *Keyless) SignImageClassic(ctx context.Context, target oras.Target, dock
 	}
 	set, err := k.vs.RekorSignPayload(rp)
 	if err != nil {
-		return ocispec.Descriptor{}, err
+		return nil, err
 	}
 	rekorBundle, err := json.Marshal(map[string]any{"SignedEntryTimestamp": set, "Payload": rp})
 	if err != nil {
-		return ocispec.Descriptor{}, err
+		return nil, err
 	}
-	return fixture.AppendCosignLayer(ctx, target, d, payload, map[string]string{
-		"dev.cosignproject.cosign/signature": base64.StdEncoding.EncodeToString(ms.Signature()),
-		"dev.sigstore.cosign/certificate":    string(leaf),
-		"dev.sigstore.cosign/chain":          string(chain),
-		"dev.sigstore.cosign/bundle":         string(rekorBundle),
-	})
+	return map[string]string{
+		"dev.sigstore.cosign/certificate": string(leaf),
+		"dev.sigstore.cosign/chain":       string(chain),
+		"dev.sigstore.cosign/bundle":      string(rekorBundle),
+	}, nil
 }
 
 // AttestImageClassic attests manifest d keyless in cosign's classic
@@ -303,44 +317,13 @@ func (k *Keyless) AttestImageClassic(ctx context.Context, target oras.Target, d 
 	if err != nil {
 		return ocispec.Descriptor{}, err
 	}
-	leaf, err := cryptoutils.MarshalCertificateToPEM(vc.Certificate())
+	ann, err := k.classicAnnotations(e, vc)
 	if err != nil {
 		return ocispec.Descriptor{}, err
 	}
-	fulcio, ok := k.vs.FulcioCertificateAuthorities()[0].(*root.FulcioCertificateAuthority)
-	if !ok {
-		return ocispec.Descriptor{}, errors.New("virtual sigstore's CA is not a Fulcio CA")
-	}
-	chain, err := cryptoutils.MarshalCertificatesToPEM(append(append([]*x509.Certificate{}, fulcio.Intermediates...), fulcio.Root))
-	if err != nil {
-		return ocispec.Descriptor{}, err
-	}
-	entries, err := e.TlogEntries()
-	if err != nil || len(entries) != 1 {
-		return ocispec.Descriptor{}, fmt.Errorf("virtual sigstore made %d log entries: %v", len(entries), err)
-	}
-	tle := entries[0].TransparencyLogEntry()
-	rp := tlog.RekorPayload{
-		Body:           base64.StdEncoding.EncodeToString(tle.CanonicalizedBody),
-		IntegratedTime: tle.IntegratedTime,
-		LogIndex:       tle.LogIndex,
-		LogID:          hex.EncodeToString(tle.LogId.KeyId),
-	}
-	set, err := k.vs.RekorSignPayload(rp)
-	if err != nil {
-		return ocispec.Descriptor{}, err
-	}
-	rekorBundle, err := json.Marshal(map[string]any{"SignedEntryTimestamp": set, "Payload": rp})
-	if err != nil {
-		return ocispec.Descriptor{}, err
-	}
+	ann["predicateType"] = predicateType
 	layer := ocispec.Descriptor{MediaType: "application/vnd.dsse.envelope.v1+json", Digest: digest.FromBytes(envJSON), Size: int64(len(envJSON)),
-		Annotations: map[string]string{
-			"predicateType":                   predicateType,
-			"dev.sigstore.cosign/certificate": string(leaf),
-			"dev.sigstore.cosign/chain":       string(chain),
-			"dev.sigstore.cosign/bundle":      string(rekorBundle),
-		}}
+		Annotations: ann}
 	if err := target.Push(ctx, layer, bytes.NewReader(envJSON)); err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("pushing the envelope: %w", err)
 	}
