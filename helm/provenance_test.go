@@ -11,41 +11,29 @@ import (
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/downloader"
 	"helm.sh/helm/v4/pkg/provenance"
 	"helm.sh/helm/v4/pkg/registry"
 	"oras.land/oras-go/v2/content"
-	"sigs.k8s.io/yaml"
 
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/exitcode"
 	"github.com/ferryhq/ferry/indexrepo/indexrepotest"
+	"github.com/ferryhq/ferry/internal/charttest"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/trust"
 )
 
 // provSign returns the .prov `helm package --sign` writes for archive
-// (filename) with signer: Helm's own provenance.Signatory.ClearSign over
-// the chart's metadata as YAML and the archive's sha256
-// (helm.sh/helm/v4/pkg/action/package.go Clearsign).
+// (filename) with signer (charttest.Provenance).
 func provSign(t *testing.T, signer *openpgp.Entity, archive []byte, filename string) []byte {
 	t.Helper()
-	ch, err := loader.LoadArchive(bytes.NewReader(archive))
+	out, err := charttest.Provenance(signer, archive, filename)
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta, err := yaml.Marshal(ch.Metadata)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &provenance.Signatory{Entity: signer, KeyRing: openpgp.EntityList{signer}}
-	out, err := s.ClearSign(archive, filename, meta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return []byte(out)
+	return out
 }
 
 // writeKeyring writes e's public key as a binary OpenPGP keyring (what

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
-	"helm.sh/helm/v4/pkg/provenance"
-	"sigs.k8s.io/yaml"
 
 	"github.com/ferryhq/ferry/indexrepo/indexrepotest"
 	"github.com/ferryhq/ferry/internal/charttest"
@@ -54,15 +52,11 @@ func TestE2EHelmProvenance(t *testing.T) {
 		t.Fatal(err)
 	}
 	sign := func(e *openpgp.Entity) []byte {
-		meta, err := yaml.Marshal(ch.Metadata)
+		out, err := charttest.Provenance(e, tgz, "web-1.0.0.tgz")
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := (&provenance.Signatory{Entity: e, KeyRing: openpgp.EntityList{e}}).ClearSign(tgz, "web-1.0.0.tgz", meta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []byte(out)
+		return out
 	}
 	idx, err := charttest.ChartIndex(map[string][]byte{"web-1.0.0.tgz": tgz}, "", time.Unix(1700000000, 0))
 	if err != nil {

@@ -13,9 +13,7 @@ import (
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"helm.sh/helm/v4/pkg/provenance"
 	"oras.land/oras-go/v2/registry/remote"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/ferryhq/ferry/indexrepo/indexrepotest"
 	"github.com/ferryhq/ferry/internal/charttest"
@@ -642,15 +640,11 @@ func testMatrixProvenance(t *testing.T) int {
 		t.Fatal(err)
 	}
 	sign := func(e *openpgp.Entity) []byte {
-		meta, err := sigsyaml.Marshal(ch.Metadata)
+		out, err := charttest.Provenance(e, tgz, "web-1.0.0.tgz")
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := (&provenance.Signatory{Entity: e, KeyRing: openpgp.EntityList{e}}).ClearSign(tgz, "web-1.0.0.tgz", meta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []byte(out)
+		return out
 	}
 	idx, err := charttest.ChartIndex(map[string][]byte{"web-1.0.0.tgz": tgz}, "", time.Unix(1700000000, 0))
 	if err != nil {

@@ -12,10 +12,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ProtonMail/go-crypto/openpgp"
 	"helm.sh/helm/v4/pkg/chart/common"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/provenance"
 	"helm.sh/helm/v4/pkg/registry"
 	repo "helm.sh/helm/v4/pkg/repo/v1"
 	"sigs.k8s.io/yaml"
@@ -175,4 +177,24 @@ func loadArchive(tgz []byte) (*chart.Chart, error) {
 func sha256Hex(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
+}
+
+// Provenance returns the .prov `helm package --sign` writes for archive
+// (filename) with signer: Helm's own provenance.Signatory.ClearSign over
+// the chart's metadata as YAML and the archive's sha256
+// (helm.sh/helm/v4/pkg/action/package.go Clearsign).
+func Provenance(signer *openpgp.Entity, archive []byte, filename string) ([]byte, error) {
+	ch, err := loader.LoadArchive(bytes.NewReader(archive))
+	if err != nil {
+		return nil, err
+	}
+	meta, err := yaml.Marshal(ch.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	out, err := (&provenance.Signatory{Entity: signer, KeyRing: openpgp.EntityList{signer}}).ClearSign(archive, filename, meta)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(out), nil
 }
