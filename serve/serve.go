@@ -20,9 +20,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/distribution/distribution/v3/configuration"
-	"github.com/distribution/distribution/v3/registry/handlers"
-	_ "github.com/distribution/distribution/v3/registry/storage/driver/filesystem" // the "filesystem" storage driver
+	"github.com/ferryhq/ferry/internal/forked/distribution/configuration"
+	"github.com/ferryhq/ferry/internal/forked/distribution/registry/handlers"
+	_ "github.com/ferryhq/ferry/internal/forked/distribution/registry/storage/driver/filesystem" // the "filesystem" storage driver
 	"github.com/sirupsen/logrus"
 )
 

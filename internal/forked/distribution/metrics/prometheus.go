@@ -1,6 +1,6 @@
 package metrics
 
-import "github.com/docker/go-metrics"
+import metrics "github.com/ferryhq/ferry/internal/forked/distribution/internal/nometrics" // ferry: was github.com/docker/go-metrics; see internal/nometrics
 
 const (
 	// NamespacePrefix is the namespace of prometheus metrics

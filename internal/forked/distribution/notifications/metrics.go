@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	events "github.com/docker/go-events"
-	"github.com/docker/go-metrics"
+	metrics "github.com/ferryhq/ferry/internal/forked/distribution/internal/nometrics" // ferry: was github.com/docker/go-metrics; see internal/nometrics
 	prometheus "github.com/ferryhq/ferry/internal/forked/distribution/metrics"
 )
 

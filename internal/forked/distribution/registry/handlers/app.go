@@ -3,9 +3,6 @@ package handlers
 import (
 	"context"
 	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"expvar"
 	"fmt"
 	"math"
 	"math/big"
@@ -21,32 +18,36 @@ import (
 
 	"github.com/distribution/reference"
 	events "github.com/docker/go-events"
-	"github.com/docker/go-metrics"
 	"github.com/ferryhq/ferry/internal/forked/distribution"
 	"github.com/ferryhq/ferry/internal/forked/distribution/configuration"
 	"github.com/ferryhq/ferry/internal/forked/distribution/health"
 	"github.com/ferryhq/ferry/internal/forked/distribution/health/checks"
 	"github.com/ferryhq/ferry/internal/forked/distribution/internal/dcontext"
-	prometheus "github.com/ferryhq/ferry/internal/forked/distribution/metrics"
 	"github.com/ferryhq/ferry/internal/forked/distribution/notifications"
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/api/errcode"
 	v2 "github.com/ferryhq/ferry/internal/forked/distribution/registry/api/v2"
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/auth"
 	registrymiddleware "github.com/ferryhq/ferry/internal/forked/distribution/registry/middleware/registry"
 	repositorymiddleware "github.com/ferryhq/ferry/internal/forked/distribution/registry/middleware/repository"
-	"github.com/ferryhq/ferry/internal/forked/distribution/registry/proxy"
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/storage"
 	memorycache "github.com/ferryhq/ferry/internal/forked/distribution/registry/storage/cache/memory"
-	rediscache "github.com/ferryhq/ferry/internal/forked/distribution/registry/storage/cache/redis"
 	storagedriver "github.com/ferryhq/ferry/internal/forked/distribution/registry/storage/driver"
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/storage/driver/factory"
 	storagemiddleware "github.com/ferryhq/ferry/internal/forked/distribution/registry/storage/driver/middleware"
 	"github.com/ferryhq/ferry/internal/forked/distribution/version"
 	"github.com/gorilla/mux"
-	"github.com/redis/go-redis/extra/redisotel/v9"
-	"github.com/redis/go-redis/v9"
 	"github.com/sirupsen/logrus"
 )
+
+// ferry: the imports of registry/proxy (the pull-through cache),
+// registry/storage/cache/redis, github.com/redis/go-redis/v9 and
+// github.com/redis/go-redis/extra/redisotel/v9 are removed: ferry serve
+// configures neither a proxy nor redis, and a configuration that does is
+// refused with a panic naming what is missing (NewApp panics on every
+// configuration error upstream too). Removing the code that used them
+// also removes the imports of crypto/tls, crypto/x509, expvar,
+// github.com/docker/go-metrics and distribution's metrics package.
+// See UPSTREAM.md.
 
 // randomSecretSize is the number of random bytes to generate if no secret
 // was specified.
@@ -79,7 +80,8 @@ type App struct {
 		source notifications.SourceRecord
 	}
 
-	redis redis.UniversalClient
+	// ferry: upstream's field "redis redis.UniversalClient" is removed with
+	// the redis client.
 
 	// isCache is true if this registry is configured as a pull through cache
 	isCache bool
@@ -294,19 +296,11 @@ func NewApp(ctx context.Context, config *configuration.Configuration) *App {
 
 		switch v {
 		case "redis":
-			if app.redis == nil {
-				panic("redis configuration required to use for layerinfo cache")
-			}
-			if _, ok := cc["blobdescriptorsize"]; ok {
-				dcontext.GetLogger(app).Warnf("blobdescriptorsize parameter is not supported with redis cache")
-			}
-			cacheProvider := rediscache.NewRedisBlobDescriptorCacheProvider(app.redis)
-			localOptions := append(options, storage.BlobDescriptorCacheProvider(cacheProvider))
-			app.registry, err = storage.NewRegistry(app, app.driver, localOptions...)
-			if err != nil {
-				panic("could not create registry: " + err.Error())
-			}
-			dcontext.GetLogger(app).Infof("using redis blob descriptor cache")
+			// ferry: the redis blob descriptor cache is not in this copy.
+			// Upstream panics here too when redis is not configured, and
+			// configureRedis has already refused a configuration that
+			// sets it.
+			panic("redis configuration required to use for layerinfo cache: the redis blob descriptor cache is not built into ferry's registry")
 		case "inmemory":
 			blobDescriptorSize := memorycache.DefaultSize
 			configuredSize, ok := cc["blobdescriptorsize"]
@@ -358,12 +352,10 @@ func NewApp(ctx context.Context, config *configuration.Configuration) *App {
 
 	// configure as a pull through cache
 	if config.Proxy.RemoteURL != "" {
-		app.registry, err = proxy.NewRegistryPullThroughCache(ctx, app.registry, app.driver, config.Proxy)
-		if err != nil {
-			panic(err.Error())
-		}
-		app.isCache = true
-		dcontext.GetLogger(app).Info("Registry configured as a proxy cache to ", config.Proxy.RemoteURL)
+		// ferry: registry/proxy is not in this copy (ferry serve has no
+		// pull-through cache option); upstream wraps app.registry in
+		// proxy.NewRegistryPullThroughCache here.
+		panic("proxy.remoteurl is set, but the pull-through cache is not built into ferry's registry")
 	}
 	var ok bool
 	app.repoRemover, ok = app.registry.(distribution.RepositoryRemover)
@@ -462,9 +454,8 @@ func (app *App) Shutdown() error {
 	if app.cancel != nil {
 		defer app.cancel()
 	}
-	if r, ok := app.registry.(proxy.Closer); ok {
-		return r.Close()
-	}
+	// ferry: upstream closes a pull-through cache registry
+	// (proxy.Closer) here; this copy has none.
 	return nil
 }
 
@@ -476,10 +467,11 @@ func (app *App) register(routeName string, dispatch dispatchFunc) {
 
 	// Chain the handler with prometheus instrumented handler
 	if app.Config.HTTP.Debug.Prometheus.Enabled {
-		namespace := metrics.NewNamespace(prometheus.NamespacePrefix, "http", nil)
-		httpMetrics := namespace.NewDefaultHttpMetrics(strings.ReplaceAll(routeName, "-", "_"))
-		metrics.Register(namespace)
-		handler = metrics.InstrumentHandler(httpMetrics, handler)
+		// ferry: go-metrics and the Prometheus client are not linked
+		// (internal/nometrics); upstream wraps handler in
+		// metrics.InstrumentHandler with the "http" namespace's default
+		// HTTP metrics here. ferry serve never enables them.
+		panic("http.debug.prometheus is enabled, but Prometheus metrics are not built into ferry's registry")
 	}
 
 	// TODO(stevvooe): This odd dispatcher/route registration is by-product of
@@ -549,102 +541,10 @@ func (app *App) configureRedis(cfg *configuration.Configuration) {
 		return
 	}
 
-	opts := redis.UniversalOptions{
-		Addrs:                 cfg.Redis.Options.Addrs,
-		ClientName:            cfg.Redis.Options.ClientName,
-		DB:                    cfg.Redis.Options.DB,
-		Protocol:              cfg.Redis.Options.Protocol,
-		Username:              cfg.Redis.Options.Username,
-		Password:              cfg.Redis.Options.Password,
-		SentinelUsername:      cfg.Redis.Options.SentinelUsername,
-		SentinelPassword:      cfg.Redis.Options.SentinelPassword,
-		MaxRetries:            cfg.Redis.Options.MaxRetries,
-		MinRetryBackoff:       cfg.Redis.Options.MinRetryBackoff,
-		MaxRetryBackoff:       cfg.Redis.Options.MaxRetryBackoff,
-		DialTimeout:           cfg.Redis.Options.DialTimeout,
-		ReadTimeout:           cfg.Redis.Options.ReadTimeout,
-		WriteTimeout:          cfg.Redis.Options.WriteTimeout,
-		ContextTimeoutEnabled: cfg.Redis.Options.ContextTimeoutEnabled,
-		PoolFIFO:              cfg.Redis.Options.PoolFIFO,
-		PoolSize:              cfg.Redis.Options.PoolSize,
-		PoolTimeout:           cfg.Redis.Options.PoolTimeout,
-		MinIdleConns:          cfg.Redis.Options.MinIdleConns,
-		MaxIdleConns:          cfg.Redis.Options.MaxIdleConns,
-		MaxActiveConns:        cfg.Redis.Options.MaxActiveConns,
-		ConnMaxIdleTime:       cfg.Redis.Options.ConnMaxIdleTime,
-		ConnMaxLifetime:       cfg.Redis.Options.ConnMaxLifetime,
-		MaxRedirects:          cfg.Redis.Options.MaxRedirects,
-		ReadOnly:              cfg.Redis.Options.ReadOnly,
-		RouteByLatency:        cfg.Redis.Options.RouteByLatency,
-		RouteRandomly:         cfg.Redis.Options.RouteRandomly,
-		MasterName:            cfg.Redis.Options.MasterName,
-		DisableIdentity:       cfg.Redis.Options.DisableIdentity,
-		IdentitySuffix:        cfg.Redis.Options.IdentitySuffix,
-		UnstableResp3:         cfg.Redis.Options.UnstableResp3,
-	}
-
-	// redis TLS config
-	if cfg.Redis.TLS.Certificate != "" || cfg.Redis.TLS.Key != "" || len(cfg.Redis.TLS.RootCAs) != 0 {
-		if (cfg.Redis.TLS.Certificate == "") != (cfg.Redis.TLS.Key == "") {
-			dcontext.GetLogger(app).Warn("redis TLS client certificate configuration is incomplete; both redis.tls.certificate and redis.tls.key must be set to enable mTLS, continuing without client certificates")
-		}
-
-		var err error
-		tlsConf := &tls.Config{}
-		if cfg.Redis.TLS.Certificate != "" && cfg.Redis.TLS.Key != "" {
-			tlsConf.Certificates = make([]tls.Certificate, 1)
-			tlsConf.Certificates[0], err = tls.LoadX509KeyPair(cfg.Redis.TLS.Certificate, cfg.Redis.TLS.Key)
-			if err != nil {
-				panic(err)
-			}
-		}
-		if len(cfg.Redis.TLS.RootCAs) != 0 {
-			pool := x509.NewCertPool()
-			for _, ca := range cfg.Redis.TLS.RootCAs {
-				caPem, err := os.ReadFile(ca)
-				if err != nil {
-					dcontext.GetLogger(app).Errorf("failed reading redis client CA: %v", err)
-					return
-				}
-
-				if ok := pool.AppendCertsFromPEM(caPem); !ok {
-					dcontext.GetLogger(app).Error("could not add CA to pool")
-					return
-				}
-			}
-			tlsConf.RootCAs = pool
-		}
-		opts.TLSConfig = tlsConf
-	}
-
-	app.redis = app.createPool(opts)
-
-	// Enable metrics instrumentation.
-	if err := redisotel.InstrumentMetrics(app.redis); err != nil {
-		dcontext.GetLogger(app).Errorf("failed to instrument metrics on redis: %v", err)
-	}
-
-	// setup expvar
-	registry := expvar.Get("registry")
-	if registry == nil {
-		registry = expvar.NewMap("registry")
-	}
-
-	registry.(*expvar.Map).Set("redis", expvar.Func(func() any {
-		stats := app.redis.PoolStats()
-		return map[string]any{
-			"Config": cfg,
-			"Active": stats.TotalConns - stats.IdleConns,
-		}
-	}))
-}
-
-func (app *App) createPool(cfg redis.UniversalOptions) redis.UniversalClient {
-	cfg.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
-		res := cn.Ping(ctx)
-		return res.Err()
-	}
-	return redis.NewUniversalClient(&cfg)
+	// ferry: upstream builds a go-redis universal client from cfg.Redis
+	// here (with TLS, OpenTelemetry metrics and an expvar entry), and
+	// createPool below; the redis client is not in this copy.
+	panic("redis is configured (redis.addrs), but redis is not built into ferry's registry")
 }
 
 // configureLogHook prepares logging hook parameters.

@@ -43,22 +43,23 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/docker/go-metrics"
 	"github.com/ferryhq/ferry/internal/forked/distribution/internal/dcontext"
+	metrics "github.com/ferryhq/ferry/internal/forked/distribution/internal/nometrics" // ferry: was github.com/docker/go-metrics; see internal/nometrics
 	prometheus "github.com/ferryhq/ferry/internal/forked/distribution/metrics"
 	storagedriver "github.com/ferryhq/ferry/internal/forked/distribution/registry/storage/driver"
-	"github.com/ferryhq/ferry/internal/forked/distribution/tracing"
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // storageAction is the metrics of blob related operations
 var storageAction = prometheus.StorageNamespace.NewLabeledTimer("action", "The number of seconds that the storage action takes", "driver", "action")
 
-// tracer is the OpenTelemetry tracer utilized for tracing operations within
-// this package's code.
-var tracer = otel.Tracer("github.com/distribution/distribution/v3/registry/storage/driver/base")
+// ferry: upstream's OpenTelemetry tracer
+// (otel.Tracer("github.com/distribution/distribution/v3/registry/storage/driver/base"))
+// and every span it started are removed, and with them the imports of
+// go.opentelemetry.io/otel and of distribution's tracing package (which
+// links the OTel SDK and its exporters). Upstream only exports spans after
+// tracing.InitOpenTelemetry, which registry/registry.go calls and the
+// handlers ferry serve uses never do: its spans went to otel's no-op global
+// provider, so nothing observable is lost.
 
 func init() {
 	metrics.Register(prometheus.StorageNamespace)
@@ -97,16 +98,7 @@ func (base *Base) setDriverName(e error) error {
 
 // GetContent wraps GetContent of underlying storage driver.
 func (base *Base) GetContent(ctx context.Context, path string) ([]byte, error) {
-	attrs := []attribute.KeyValue{
-		attribute.String(tracing.AttributePrefix+"storage.driver.name", base.Name()),
-		attribute.String(tracing.AttributePrefix+"storage.path", path),
-	}
-	ctx, span := tracer.Start(
-		ctx,
-		"GetContent",
-		trace.WithAttributes(attrs...))
-
-	defer span.End()
+	// ferry: OpenTelemetry span "GetContent" removed (see the tracer note above).
 
 	if !storagedriver.PathRegexp.MatchString(path) {
 		return nil, storagedriver.InvalidPathError{Path: path, DriverName: base.StorageDriver.Name()}
@@ -120,17 +112,7 @@ func (base *Base) GetContent(ctx context.Context, path string) ([]byte, error) {
 
 // PutContent wraps PutContent of underlying storage driver.
 func (base *Base) PutContent(ctx context.Context, path string, content []byte) error {
-	attrs := []attribute.KeyValue{
-		attribute.String(tracing.AttributePrefix+"storage.driver.name", base.Name()),
-		attribute.String(tracing.AttributePrefix+"storage.path", path),
-		attribute.Int(tracing.AttributePrefix+"storage.content.length", len(content)),
-	}
-	ctx, span := tracer.Start(
-		ctx,
-		"PutContent",
-		trace.WithAttributes(attrs...))
-
-	defer span.End()
+	// ferry: OpenTelemetry span "PutContent" removed (see the tracer note above).
 
 	if !storagedriver.PathRegexp.MatchString(path) {
 		return storagedriver.InvalidPathError{Path: path, DriverName: base.StorageDriver.Name()}
@@ -144,17 +126,7 @@ func (base *Base) PutContent(ctx context.Context, path string, content []byte) e
 
 // Reader wraps Reader of underlying storage driver.
 func (base *Base) Reader(ctx context.Context, path string, offset int64) (io.ReadCloser, error) {
-	attrs := []attribute.KeyValue{
-		attribute.String(tracing.AttributePrefix+"storage.driver.name", base.Name()),
-		attribute.String(tracing.AttributePrefix+"storage.path", path),
-		attribute.Int64(tracing.AttributePrefix+"storage.offset", offset),
-	}
-	ctx, span := tracer.Start(
-		ctx,
-		"Reader",
-		trace.WithAttributes(attrs...))
-
-	defer span.End()
+	// ferry: OpenTelemetry span "Reader" removed (see the tracer note above).
 
 	if offset < 0 {
 		return nil, storagedriver.InvalidOffsetError{Path: path, Offset: offset, DriverName: base.StorageDriver.Name()}
@@ -170,17 +142,7 @@ func (base *Base) Reader(ctx context.Context, path string, offset int64) (io.Rea
 
 // Writer wraps Writer of underlying storage driver.
 func (base *Base) Writer(ctx context.Context, path string, append bool) (storagedriver.FileWriter, error) {
-	attrs := []attribute.KeyValue{
-		attribute.String(tracing.AttributePrefix+"storage.driver.name", base.Name()),
-		attribute.String(tracing.AttributePrefix+"storage.path", path),
-		attribute.Bool(tracing.AttributePrefix+"storage.append", append),
-	}
-	ctx, span := tracer.Start(
-		ctx,
-		"Writer",
-		trace.WithAttributes(attrs...))
-
-	defer span.End()
+	// ferry: OpenTelemetry span "Writer" removed (see the tracer note above).
 
 	if !storagedriver.PathRegexp.MatchString(path) {
 		return nil, storagedriver.InvalidPathError{Path: path, DriverName: base.StorageDriver.Name()}
@@ -192,16 +154,7 @@ func (base *Base) Writer(ctx context.Context, path string, append bool) (storage
 
 // Stat wraps Stat of underlying storage driver.
 func (base *Base) Stat(ctx context.Context, path string) (storagedriver.FileInfo, error) {
-	attrs := []attribute.KeyValue{
-		attribute.String(tracing.AttributePrefix+"storage.driver.name", base.Name()),
-		attribute.String(tracing.AttributePrefix+"storage.path", path),
-	}
-	ctx, span := tracer.Start(
-		ctx,
-		"Stat",
-		trace.WithAttributes(attrs...))
-
-	defer span.End()
+	// ferry: OpenTelemetry span "Stat" removed (see the tracer note above).
 
 	if !storagedriver.PathRegexp.MatchString(path) && path != "/" {
 		return nil, storagedriver.InvalidPathError{Path: path, DriverName: base.StorageDriver.Name()}
@@ -215,16 +168,7 @@ func (base *Base) Stat(ctx context.Context, path string) (storagedriver.FileInfo
 
 // List wraps List of underlying storage driver.
 func (base *Base) List(ctx context.Context, path string) ([]string, error) {
-	attrs := []attribute.KeyValue{
-		attribute.String(tracing.AttributePrefix+"storage.driver.name", base.Name()),
-		attribute.String(tracing.AttributePrefix+"storage.path", path),
-	}
-	ctx, span := tracer.Start(
-		ctx,
-		"List",
-		trace.WithAttributes(attrs...))
-
-	defer span.End()
+	// ferry: OpenTelemetry span "List" removed (see the tracer note above).
 
 	if !storagedriver.PathRegexp.MatchString(path) && path != "/" {
 		return nil, storagedriver.InvalidPathError{Path: path, DriverName: base.StorageDriver.Name()}
@@ -238,17 +182,7 @@ func (base *Base) List(ctx context.Context, path string) ([]string, error) {
 
 // Move wraps Move of underlying storage driver.
 func (base *Base) Move(ctx context.Context, sourcePath string, destPath string) error {
-	attrs := []attribute.KeyValue{
-		attribute.String(tracing.AttributePrefix+"storage.driver.name", base.Name()),
-		attribute.String(tracing.AttributePrefix+"storage.source.path", sourcePath),
-		attribute.String(tracing.AttributePrefix+"storage.dest.path", destPath),
-	}
-	ctx, span := tracer.Start(
-		ctx,
-		"Move",
-		trace.WithAttributes(attrs...))
-
-	defer span.End()
+	// ferry: OpenTelemetry span "Move" removed (see the tracer note above).
 
 	ctx, done := dcontext.WithTrace(ctx)
 	defer done("%s.Move(%q, %q", base.Name(), sourcePath, destPath)
@@ -267,16 +201,7 @@ func (base *Base) Move(ctx context.Context, sourcePath string, destPath string) 
 
 // Delete wraps Delete of underlying storage driver.
 func (base *Base) Delete(ctx context.Context, path string) error {
-	attrs := []attribute.KeyValue{
-		attribute.String(tracing.AttributePrefix+"storage.driver.name", base.Name()),
-		attribute.String(tracing.AttributePrefix+"storage.path", path),
-	}
-	ctx, span := tracer.Start(
-		ctx,
-		"Delete",
-		trace.WithAttributes(attrs...))
-
-	defer span.End()
+	// ferry: OpenTelemetry span "Delete" removed (see the tracer note above).
 
 	if !storagedriver.PathRegexp.MatchString(path) {
 		return storagedriver.InvalidPathError{Path: path, DriverName: base.StorageDriver.Name()}
@@ -290,39 +215,23 @@ func (base *Base) Delete(ctx context.Context, path string) error {
 
 // RedirectURL wraps RedirectURL of the underlying storage driver.
 func (base *Base) RedirectURL(r *http.Request, path string) (string, error) {
-	attrs := []attribute.KeyValue{
-		attribute.String(tracing.AttributePrefix+"storage.driver.name", base.Name()),
-		attribute.String(tracing.AttributePrefix+"storage.path", path),
-	}
-	ctx, span := tracer.Start(
-		r.Context(),
-		"RedirectURL",
-		trace.WithAttributes(attrs...))
-
-	defer span.End()
+	// ferry: OpenTelemetry span "RedirectURL" removed (see the tracer note above).
 
 	if !storagedriver.PathRegexp.MatchString(path) {
 		return "", storagedriver.InvalidPathError{Path: path, DriverName: base.StorageDriver.Name()}
 	}
 
 	start := time.Now()
-	str, e := base.StorageDriver.RedirectURL(r.WithContext(ctx), path)
+	// ferry: upstream passes r.WithContext(ctx), ctx being r's context
+	// plus the removed span.
+	str, e := base.StorageDriver.RedirectURL(r, path)
 	storageAction.WithValues(base.Name(), "RedirectURL").UpdateSince(start)
 	return str, base.setDriverName(e)
 }
 
 // Walk wraps Walk of underlying storage driver.
 func (base *Base) Walk(ctx context.Context, path string, f storagedriver.WalkFn, options ...func(*storagedriver.WalkOptions)) error {
-	attrs := []attribute.KeyValue{
-		attribute.String(tracing.AttributePrefix+"storage.driver.name", base.Name()),
-		attribute.String(tracing.AttributePrefix+"storage.path", path),
-	}
-	ctx, span := tracer.Start(
-		ctx,
-		"Walk",
-		trace.WithAttributes(attrs...))
-
-	defer span.End()
+	// ferry: OpenTelemetry span "Walk" removed (see the tracer note above).
 
 	if !storagedriver.PathRegexp.MatchString(path) && path != "/" {
 		return storagedriver.InvalidPathError{Path: path, DriverName: base.StorageDriver.Name()}
