@@ -16,7 +16,11 @@ import (
 // Registers global /debug/health api endpoint, creates default registry
 func init() {
 	DefaultRegistry = NewRegistry()
-	http.HandleFunc("/debug/health", StatusHandler)
+	// ferry: upstream also registers StatusHandler as "/debug/health" on
+	// http.DefaultServeMux here. Nothing in ferry serves DefaultServeMux
+	// (upstream's registry/registry.go debug server does), and the second
+	// registration panics in a test binary that links the real upstream
+	// next to this copy (serve/parity_test.go).
 }
 
 // A Registry is a collection of checks. Most applications will use the global
