@@ -16,29 +16,22 @@ limitations under the License.
 
 package version
 
-import (
-	"errors"
-	"runtime/debug"
-	"slices"
+// ferry: upstream (helm.sh/helm/v4@v4.3.1 internal/version/clientgo.go)
+// blank-imports k8s.io/client-go/kubernetes (the whole clientset, about
+// 270 packages) only so that k8s.io/client-go is in the binary's build
+// info, and reads its module version from debug.ReadBuildInfo. The fork
+// links no client-go: the version is the one go.mod requires, written by
+// internal/cmd/helmkubegen into zz_generated_kube.go (a program that links
+// the real Helm and reads it exactly as upstream does). The test
+// TestKubeValuesMatchHelm fails when go.mod's client-go moves without
+// regenerating.
+//
+//go:generate go run github.com/ferryhq/ferry/internal/cmd/helmkubegen -o ../..
 
-	_ "k8s.io/client-go/kubernetes" // Force k8s.io/client-go to be included in the build
-)
-
+// K8sIOClientGoModVersion returns the version of the k8s.io/client-go
+// module the real Helm would find in ferry's build info.
+//
+// ferry: a constant written by internal/cmd/helmkubegen, never an error.
 func K8sIOClientGoModVersion() (string, error) {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "", errors.New("failed to read build info")
-	}
-
-	idx := slices.IndexFunc(info.Deps, func(m *debug.Module) bool {
-		return m.Path == "k8s.io/client-go"
-	})
-
-	if idx == -1 {
-		return "", errors.New("k8s.io/client-go not found in build info")
-	}
-
-	m := info.Deps[idx]
-
-	return m.Version, nil
+	return k8sIOClientGoModVersion, nil
 }

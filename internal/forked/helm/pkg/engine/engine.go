@@ -29,7 +29,7 @@ import (
 	"strings"
 	"text/template"
 
-	"k8s.io/client-go/rest"
+	// ferry: k8s.io/client-go/rest removed, with lookup_func.go (see Engine).
 
 	ci "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart"
 	"github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/common"
@@ -42,21 +42,22 @@ type Engine struct {
 	Strict bool
 	// In LintMode, some 'required' template values may be missing, so don't fail
 	LintMode bool
-	// optional provider of clients to talk to the Kubernetes API
-	clientProvider *ClientProvider
+	// ferry: the unexported clientProvider *ClientProvider (the optional
+	// provider of clients to talk to the Kubernetes API) removed, with New,
+	// RenderWithClient, RenderWithClientProvider and lookup_func.go
+	// (NewLookupFunction, ClientProvider), which link client-go's rest,
+	// dynamic and discovery clients. Only those set it: an Engine built
+	// any other way (Engine{}, new(Engine), Render) has it nil, and then
+	// `lookup` is funcs.go's placeholder, which returns an empty map
+	// (initFunMap: "If we are not linting and have a cluster connection").
+	// That is how ferry renders, as `helm template` does without a cluster.
 	// EnableDNS tells the engine to allow DNS lookups when rendering templates
 	EnableDNS bool
 	// CustomTemplateFuncs is defined by users to provide custom template funcs
 	CustomTemplateFuncs template.FuncMap
 }
 
-// New creates a new instance of Engine using the passed in rest config.
-func New(config *rest.Config) Engine {
-	var clientProvider ClientProvider = clientProviderFromConfig{config}
-	return Engine{
-		clientProvider: &clientProvider,
-	}
-}
+// ferry: New(config *rest.Config) removed (see Engine).
 
 // Render takes a chart, optional values, and value overrides, and attempts to render the Go templates.
 //
@@ -113,25 +114,7 @@ func Render(chrt ci.Charter, values common.Values) (map[string]string, error) {
 	return new(Engine).Render(chrt, values)
 }
 
-// RenderWithClient takes a chart, optional values, and value overrides, and attempts to
-// render the Go templates using the default options. This engine is client aware and so can have template
-// functions that interact with the client.
-func RenderWithClient(chrt ci.Charter, values common.Values, config *rest.Config) (map[string]string, error) {
-	var clientProvider ClientProvider = clientProviderFromConfig{config}
-	return Engine{
-		clientProvider: &clientProvider,
-	}.Render(chrt, values)
-}
-
-// RenderWithClientProvider takes a chart, optional values, and value overrides, and attempts to
-// render the Go templates using the default options. This engine is client aware and so can have template
-// functions that interact with the client.
-// This function differs from RenderWithClient in that it lets you customize the way a dynamic client is constructed.
-func RenderWithClientProvider(chrt ci.Charter, values common.Values, clientProvider ClientProvider) (map[string]string, error) {
-	return Engine{
-		clientProvider: &clientProvider,
-	}.Render(chrt, values)
-}
+// ferry: RenderWithClient and RenderWithClientProvider removed (see Engine).
 
 // renderable is an object that can be rendered.
 type renderable struct {
@@ -265,9 +248,10 @@ func (e Engine) initFunMap(ctx context.Context, t *template.Template) {
 
 	// If we are not linting and have a cluster connection, provide a Kubernetes-backed
 	// implementation.
-	if !e.LintMode && e.clientProvider != nil {
-		funcMap["lookup"] = newLookupFunction(ctx, *e.clientProvider)
-	}
+	//
+	// ferry: removed: the fork's Engine never has a cluster connection (see
+	// Engine), so upstream's condition is always false and funcMap keeps
+	// funcs.go's "lookup" placeholder.
 
 	// When DNS lookups are not enabled override the sprig function and return
 	// an empty string.

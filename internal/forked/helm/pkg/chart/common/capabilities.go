@@ -23,11 +23,10 @@ import (
 	"testing"
 
 	"github.com/Masterminds/semver/v3"
-	"k8s.io/client-go/kubernetes/scheme"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
-	k8sversion "k8s.io/apimachinery/pkg/util/version"
+	// ferry: k8s.io/client-go/kubernetes/scheme, the apiextensions
+	// v1 and v1beta1 APIs and k8s.io/apimachinery/pkg/util/version
+	// removed (see allKnownVersions and ParseKubeVersion).
 
 	helmversion "github.com/ferryhq/ferry/internal/forked/helm/internal/version"
 )
@@ -94,7 +93,10 @@ func (kv *KubeVersion) GitVersion() string { return kv.Version }
 func ParseKubeVersion(version string) (*KubeVersion, error) {
 	// Based on the original k8s version parser.
 	// https://github.com/kubernetes/kubernetes/blob/b266ac2c3e42c2c4843f81e20213d2b2f43e450a/staging/src/k8s.io/apimachinery/pkg/util/version/version.go#L137
-	sv, err := k8sversion.ParseGeneric(version)
+	//
+	// ferry: k8sversion.ParseGeneric (k8s.io/apimachinery/pkg/util/version)
+	// is copied into k8sversion.go as parseGeneric.
+	sv, err := parseGeneric(version)
 	if err != nil {
 		return nil, err
 	}
@@ -126,19 +128,15 @@ func (v VersionSet) Has(apiVersion string) bool {
 	return slices.Contains(v, apiVersion)
 }
 
+// ferry: upstream registers apiextensions v1beta1 and v1 in client-go's
+// scheme.Scheme and lists scheme.Scheme.PrioritizedVersionsAllGroups(),
+// which links client-go's clientset and every Kubernetes API group (and
+// registers them all at init). The fork returns the same list, written
+// into zz_generated_kube.go by internal/cmd/helmkubegen from the real
+// Helm's DefaultVersionSet; TestKubeValuesMatchHelm holds it equal.
 func allKnownVersions() VersionSet {
-	// We should register the built in extension APIs as well so CRDs are
-	// supported in the default version set. This has caused problems with `helm
-	// template` in the past, so let's be safe
-	apiextensionsv1beta1.AddToScheme(scheme.Scheme)
-	apiextensionsv1.AddToScheme(scheme.Scheme)
-
-	groups := scheme.Scheme.PrioritizedVersionsAllGroups()
-	vs := make(VersionSet, 0, len(groups))
-	for _, gv := range groups {
-		vs = append(vs, gv.String())
-	}
-	return vs
+	vs := make(VersionSet, 0, len(kubeAllKnownVersions))
+	return append(vs, kubeAllKnownVersions...)
 }
 
 func makeDefaultCapabilities() (*Capabilities, error) {

@@ -20,8 +20,10 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/internal/forked/helm/pkg/release/common"
-
-	"k8s.io/apimachinery/pkg/runtime"
+	// ferry: k8s.io/apimachinery/pkg/runtime removed (51 packages: klog,
+	// json-iterator, cbor...). Info.Resources holds the objects Helm's kube
+	// client reads back from a cluster, which ferry never does; it is
+	// map[string][]any here instead of map[string][]runtime.Object.
 )
 
 // Info describes release information.
@@ -41,19 +43,21 @@ type Info struct {
 	// Contains the rendered templates/NOTES.txt if available
 	Notes string `json:"notes,omitempty"`
 	// Contains the deployed resources information
-	Resources map[string][]runtime.Object `json:"resources,omitempty"`
+	//
+	// ferry: []runtime.Object upstream (see the imports).
+	Resources map[string][]any `json:"resources,omitempty"`
 }
 
 // infoJSON is used for custom JSON marshaling/unmarshaling
 type infoJSON struct {
-	FirstDeployed    *time.Time                  `json:"first_deployed,omitempty"`
-	LastDeployed     *time.Time                  `json:"last_deployed,omitempty"`
-	Deleted          *time.Time                  `json:"deleted,omitempty"`
-	Description      string                      `json:"description,omitempty"`
-	Status           common.Status               `json:"status,omitempty"`
-	RollbackRevision int                         `json:"rollback_revision,omitempty"`
-	Notes            string                      `json:"notes,omitempty"`
-	Resources        map[string][]runtime.Object `json:"resources,omitempty"`
+	FirstDeployed    *time.Time       `json:"first_deployed,omitempty"`
+	LastDeployed     *time.Time       `json:"last_deployed,omitempty"`
+	Deleted          *time.Time       `json:"deleted,omitempty"`
+	Description      string           `json:"description,omitempty"`
+	Status           common.Status    `json:"status,omitempty"`
+	RollbackRevision int              `json:"rollback_revision,omitempty"`
+	Notes            string           `json:"notes,omitempty"`
+	Resources        map[string][]any `json:"resources,omitempty"`
 }
 
 // UnmarshalJSON implements the json.Unmarshaler interface.

@@ -28,7 +28,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	// ferry: k8s.io/apimachinery/pkg/util/yaml removed: its YAMLReader is
+	// copied into yamlreader.go.
 	"sigs.k8s.io/yaml"
 
 	"github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/common"
@@ -223,7 +224,7 @@ func LoadValues(data io.Reader) (map[string]any, error) {
 	}
 
 	values := map[string]any{}
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
+	reader := newYAMLReader(bufio.NewReader(bytes.NewReader(b))) // ferry: was utilyaml.NewYAMLReader
 	for {
 		currentMap := map[string]any{}
 		raw, err := reader.Read()
