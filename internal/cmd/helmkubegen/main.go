@@ -13,11 +13,15 @@
 //
 //	go generate ./internal/forked/helm/internal/version
 //
-// internal/forked/helm's TestKubeValuesMatchHelm fails until it is run.
+// internal/forked/helm's TestKubeValuesMatchHelm fails until it is run:
+// it runs this program with -check, which writes nothing and compares the
+// fork's DefaultVersionSet and DefaultCapabilities with the real Helm's as
+// a program (not a test, where both use fixed values) computes them.
 package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,14 +30,22 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 
 	"github.com/Masterminds/semver/v3"
 	"helm.sh/helm/v4/pkg/chart/common"
+
+	forkcommon "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/common"
 )
 
 func main() {
 	out := flag.String("o", ".", "the fork's root folder (internal/forked/helm)")
+	check := flag.Bool("check", false, "compare the fork's values with the real Helm's instead of writing them")
 	flag.Parse()
+	run := run
+	if *check {
+		run = func(string) error { return compare() }
+	}
 	if err := run(*out); err != nil {
 		fmt.Fprintln(os.Stderr, "helmkubegen:", err)
 		os.Exit(1)
@@ -104,4 +116,42 @@ func write(name string, src []byte) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return os.WriteFile(name, src, 0o644)
+}
+
+// compare reports where the fork's DefaultVersionSet and
+// DefaultCapabilities differ from the real Helm's.
+func compare() error {
+	var diffs []string
+	if !slices.Equal([]string(forkcommon.DefaultVersionSet), []string(common.DefaultVersionSet)) {
+		diffs = append(diffs, fmt.Sprintf("DefaultVersionSet:\n  fork %q\n  helm %q", forkcommon.DefaultVersionSet, common.DefaultVersionSet))
+	}
+	f, h := forkcommon.DefaultCapabilities, common.DefaultCapabilities
+	pairs := []struct{ name, fork, helm string }{
+		{"KubeVersion.Version", f.KubeVersion.Version, h.KubeVersion.Version},
+		{"KubeVersion.String()", f.KubeVersion.String(), h.KubeVersion.String()},
+		{"KubeVersion.Major", f.KubeVersion.Major, h.KubeVersion.Major},
+		{"KubeVersion.Minor", f.KubeVersion.Minor, h.KubeVersion.Minor},
+		{"HelmVersion", asJSON(f.HelmVersion), asJSON(h.HelmVersion)},
+	}
+	for _, p := range pairs {
+		if p.fork != p.helm {
+			diffs = append(diffs, fmt.Sprintf("DefaultCapabilities.%s: fork %s, helm %s", p.name, p.fork, p.helm))
+		}
+	}
+	if !slices.Equal([]string(f.APIVersions), []string(h.APIVersions)) {
+		diffs = append(diffs, "DefaultCapabilities.APIVersions differ")
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("the fork differs from helm.sh/helm/v4 (run go generate ./internal/forked/helm/internal/version):\n%s", strings.Join(diffs, "\n"))
+	}
+	fmt.Printf("fork and helm agree: KubeVersion %s, KubeClientVersion %s, %d API versions\n", h.KubeVersion.Version, h.HelmVersion.KubeClientVersion, len(h.APIVersions))
+	return nil
+}
+
+func asJSON(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err.Error()
+	}
+	return string(data)
 }
