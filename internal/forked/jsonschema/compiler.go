@@ -176,6 +176,13 @@ func (c *Compiler) MustCompile(loc string) *Schema {
 
 // Compile compiles json-schema at given loc.
 func (c *Compiler) Compile(loc string) (*Schema, error) {
+	metaOnce.Do(compileMetaSchemas) // ferry: upstream's init, on first use (draft.go)
+	return c.compileNoMeta(loc)
+}
+
+// compileNoMeta is upstream's Compile (ferry: split so that the lazy
+// meta-schema compilation can call it).
+func (c *Compiler) compileNoMeta(loc string) (*Schema, error) {
 	uf, err := absolute(loc)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // A Draft represents json-schema specification.
@@ -124,13 +125,31 @@ var (
 	draftLatest = Draft2020
 )
 
-func init() {
+// ferry: upstream compiles every draft's meta-schemas in an init function
+// (draft.go, func init), which costs every program that links this package
+// about 6 ms and 1.7 MB at start-up whether or not it ever compiles a
+// schema. Here the same function runs once, on the first Compile, before
+// anything reads a draft's meta-schemas (only compilation reads them:
+// roots.addRoot validates a root against them, and a schema can only be
+// validated against after it was compiled). The body is upstream's, and it
+// compiles with compileNoMeta, Compile's upstream body, as upstream's init
+// did with Compile.
+var metaOnce sync.Once
+
+func compileMetaSchemas() {
 	c := NewCompiler()
 	c.AssertFormat()
+	mustCompile := func(loc string) *Schema {
+		sch, err := c.compileNoMeta(loc)
+		if err != nil {
+			panic(fmt.Sprintf("jsonschema: Compile(%q): %v", loc, err))
+		}
+		return sch
+	}
 	for _, d := range []*Draft{Draft4, Draft6, Draft7, Draft2019, Draft2020} {
-		d.sch = c.MustCompile(d.url)
+		d.sch = mustCompile(d.url)
 		for name := range d.allVocabs {
-			d.allVocabs[name] = c.MustCompile(strings.TrimSuffix(d.url, "schema") + "meta/" + name)
+			d.allVocabs[name] = mustCompile(strings.TrimSuffix(d.url, "schema") + "meta/" + name)
 		}
 	}
 }
