@@ -28,9 +28,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/ferryhq/ferry/internal/forked/helm/internal/version"
+	// ferry: the copy of santhosh-tekuri/jsonschema/v6 whose meta-schemas
+	// compile on first use, not at init (internal/forked/jsonschema).
+	"github.com/ferryhq/ferry/internal/forked/jsonschema"
 
 	chart "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart"
 	"github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/common"
