@@ -394,14 +394,13 @@ func (res *Results) writeW6(b *strings.Builder) {
 		p("ferry took %s the time of the fastest peer, %s %s (target ≤ 0.5×: %s); %s. ", ratio(refMed.Wall.Seconds(), bestWall.Seconds()), best.Tool, best.Mode, v, medians(cfg.Runs))
 		p("ferry's re-run sent %s to the mirror (target: nothing).", Bytes(rr.Stats.BytesUp))
 		p(" CPU time of a first run (user and system, median of each column; the driver's is mostly its two counting proxies): ")
-		for i, r := range res.W6 {
+		sep := ""
+		for _, r := range res.W6 {
 			if r.status() != "" {
 				continue
 			}
-			if i > 0 {
-				p("; ")
-			}
-			p("%s %s", r.Tool, procMedians(r.Samples))
+			p("%s%s %s", sep, r.Tool, procMedians(r.Samples))
+			sep = "; "
 		}
 		p(".")
 		p(" ferry's re-run reads the ferry.lock the first run wrote, which keeps the tags it selected (README, Images), as a user's second `ferry mirror` does; the peers select again from the tag lists.\n\n")
