@@ -164,7 +164,8 @@ type taggedEntry struct {
 // resolver already read under that tag when there is one. With read, a
 // tag not read yet is fetched whole (GET, its bytes checked against the
 // digest the registry names) instead of resolved (HEAD), for a caller
-// that reads the manifest next.
+// that reads the manifest next; when that read fails, the tag is
+// resolved as without read.
 func (r *resolver) resolveTag(ctx context.Context, repo format.Repository, source, tag string, read bool) (*taggedEntry, error) {
 	r.mu.Lock()
 	fe := r.fetches[source+"@"+tag]
@@ -184,24 +185,35 @@ func (r *resolver) resolveTag(ctx context.Context, repo format.Repository, sourc
 			return
 		}
 		defer release()
-		if !read {
-			te.desc, te.err = repo.Resolve(ctx, tag)
-			return
+		if read {
+			if te.desc, te.raw = readTag(ctx, repo, tag); te.raw != nil {
+				return
+			}
 		}
-		desc, rc, err := repo.FetchReference(ctx, tag)
-		if err != nil {
-			te.err = err
-			return
-		}
-		defer rc.Close()
-		if desc.Size > maxManifestBytes {
-			te.err = fmt.Errorf("%s:%s: %d bytes is more than the %d allowed", source, tag, desc.Size, maxManifestBytes)
-			return
-		}
-		te.desc = desc
-		te.raw, te.err = content.ReadAll(io.LimitReader(rc, desc.Size+1), desc)
+		// Resolved alone, or read whole and failed: the digest the
+		// registry names still decides the comparison by digest.
+		te.desc, te.err = repo.Resolve(ctx, tag)
 	})
 	return te, te.err
+}
+
+// readTag reads the manifest tag names whole, checked against the digest
+// the registry names; nil when it cannot (a read that fails, a manifest
+// larger than maxManifestBytes).
+func readTag(ctx context.Context, repo format.Repository, tag string) (ocispec.Descriptor, []byte) {
+	desc, rc, err := repo.FetchReference(ctx, tag)
+	if err != nil {
+		return ocispec.Descriptor{}, nil
+	}
+	defer rc.Close()
+	if desc.Size > maxManifestBytes {
+		return ocispec.Descriptor{}, nil
+	}
+	raw, err := content.ReadAll(io.LimitReader(rc, desc.Size+1), desc)
+	if err != nil {
+		return ocispec.Descriptor{}, nil
+	}
+	return desc, raw
 }
 
 // comparesReleases reports whether a package of kind read from source,
