@@ -18,6 +18,7 @@ import (
 	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/install"
+	"github.com/ferryhq/ferry/internal/runblobs"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/progress"
@@ -55,6 +56,10 @@ type Env struct {
 	registry resolve.Repositories
 	// mirrors is the run's source mirrors (see Env.sources).
 	mirrors *sourcemirror.Table
+	// blobs, while a mirror run resolves its closure, collects the small
+	// blobs resolution reads, for that run's copy (see Mirror); nil
+	// otherwise.
+	blobs *runblobs.Cache
 }
 
 // downloadDir returns the run's directory for downloaded files (mixin
@@ -185,6 +190,9 @@ func (e *Env) Resolve(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.L
 		Replace:     ms.ReplaceMap(),
 		Progress:    e.reporter(),
 	}
+	e.mu.Lock()
+	opts.Blobs = e.blobs
+	e.mu.Unlock()
 	for k, u := range ms.Use {
 		opts.Use[k] = resolve.Use{Ref: u.Ref, Force: u.Force}
 	}

@@ -10,6 +10,7 @@ import (
 	"oras.land/oras-go/v2/content/oci"
 
 	"github.com/ferryhq/ferry/errkind"
+	"github.com/ferryhq/ferry/internal/runblobs"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/progress"
@@ -169,7 +170,16 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorResult, error) {
 		return mirrorFromArchive(ctx, o)
 	}
 	env := o.Env
+	// The image configs this run's resolution reads go to its copy,
+	// which does not read them again (never to a verification).
+	blobs := runblobs.New()
+	env.mu.Lock()
+	env.blobs = blobs
+	env.mu.Unlock()
 	l, ms, err := mirrorLock(ctx, o)
+	env.mu.Lock()
+	env.blobs = nil
+	env.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +237,7 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorResult, error) {
 	}
 	ropts := relocate.Options{
 		Source: sources, Target: env.Client, Concurrency: env.Concurrency, Progress: o.progress, Reporter: reporter, Formats: env.Formats,
-		Retry: env.Client.RetryPolicy(), AllowBrokenReferences: o.AllowBrokenReferences,
+		Retry: env.Client.RetryPolicy(), AllowBrokenReferences: o.AllowBrokenReferences, Blobs: blobs,
 	}
 	if o.ToArchive != "" {
 		if o.SignKey != nil {

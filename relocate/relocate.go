@@ -1,9 +1,11 @@
 package relocate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/internal/runblobs"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/progress"
 )
@@ -69,6 +72,12 @@ type Options struct {
 	// `ferry install` writes it), so no reference is qualified inside the
 	// mirror. The broken references are listed in the Report.
 	AllowBrokenReferences bool
+	// Blobs, when set, holds small blobs this run's resolution read from
+	// the sources (resolve.Options.Blobs), each checked against its
+	// digest: a package read from its own source repository takes them
+	// from there instead of reading them again. Only a mirror run that
+	// resolved its closure sets it; verification never does.
+	Blobs *runblobs.Cache
 }
 
 // origin returns the repository p is read from.
@@ -183,7 +192,28 @@ func copyPackage(ctx context.Context, p *lock.Package, opts Options, led *ledger
 	if err != nil {
 		return nil, err
 	}
+	if r, ok := src.(*remote.Repository); ok && opts.Blobs != nil && opts.origin(p) == p.Source {
+		return copyFrom(ctx, resolvedBlobs{Repository: r, blobs: opts.Blobs, source: p.Source}, repoTag, p, opts, led)
+	}
 	return copyFrom(ctx, src, repoTag, p, opts, led)
+}
+
+// resolvedBlobs is a source repository whose small blobs that resolution
+// read already (Options.Blobs) are answered without a request; every
+// other read, and every listing, goes to the repository.
+type resolvedBlobs struct {
+	*remote.Repository
+	blobs  *runblobs.Cache
+	source string
+}
+
+// Fetch answers desc from the blobs resolution read, else from the
+// repository.
+func (s resolvedBlobs) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
+	if b, ok := s.blobs.Get(s.source, desc); ok {
+		return io.NopCloser(bytes.NewReader(b)), nil
+	}
+	return s.Repository.Fetch(ctx, desc)
 }
 
 // copyFrom copies p's graph, tag, signatures and referrers from src into

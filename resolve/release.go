@@ -36,8 +36,10 @@ import (
 //     release, and, for an image, within one minor line (patch releases
 //     are cut in order) a config `created` earlier than the lower
 //     release's is an older build. This costs one HEAD of the lower tag
-//     per package (and, for an image in the same minor line, its and the
-//     lower release's config).
+//     per package; for an image in the same minor line, one GET of the
+//     lower tag's manifest instead, and the two images' configs, each
+//     image read once per resolution (a mirror run's copy then takes
+//     those configs from resolve.Options.Blobs).
 
 // annotationVersion is the OCI annotation recording a package's version
 // (image-spec annotations.md, org.opencontainers.image.version).
@@ -120,10 +122,16 @@ func (rs *roundState) checkRelease(ctx context.Context, source string, c choice,
 	if err != nil {
 		return nil
 	}
-	od, err := rs.r.resolveTag(ctx, repo, source, older)
+	// Within one minor line an image's build date decides too: the lower
+	// release's manifest is then read whole by its tag (one GET) rather
+	// than resolved (HEAD) and read again by digest.
+	k := e.meta.Kind
+	dates := ov.Major() == tv.Major() && ov.Minor() == tv.Minor() && (k == format.KindImage || k == format.KindArtifact)
+	ot, err := rs.r.resolveTag(ctx, repo, source, older, dates)
 	if err != nil {
 		return nil
 	}
+	od := ot.desc
 	refuse := &OlderReleaseError{Ref: source + ":" + c.tag, Tag: c.tag, Digest: e.desc.Digest.String(), Older: older, OlderDigest: od.Digest.String()}
 	if od.Digest == e.desc.Digest {
 		return errkind.Mark(errkind.Mismatch, refuse)
@@ -131,11 +139,11 @@ func (rs *roundState) checkRelease(ctx context.Context, source string, c choice,
 	if ov.Major() != tv.Major() || ov.Minor() != tv.Minor() {
 		return nil // a patch of an older line may be built after a newer release
 	}
-	if k := e.meta.Kind; k != format.KindImage && k != format.KindArtifact {
+	if !dates {
 		return nil // an xpkg's build date is its builder's (crossplane xpkg build writes none)
 	}
-	created, err1 := createdOf(ctx, repo, e.desc)
-	oc, err2 := createdOf(ctx, repo, od)
+	created, err1 := rs.r.createdOf(ctx, repo, source, e.desc, nil)
+	oc, err2 := rs.r.createdOf(ctx, repo, source, od, ot.raw)
 	if err1 != nil || err2 != nil || created.IsZero() || oc.IsZero() || !created.Before(oc) {
 		return nil
 	}
@@ -143,23 +151,29 @@ func (rs *roundState) checkRelease(ctx context.Context, source string, c choice,
 	return errkind.Mark(errkind.Mismatch, refuse)
 }
 
-// taggedEntry is one tag resolved for the rollback check.
+// taggedEntry is one tag resolved for the rollback check: its
+// descriptor, and its manifest when it was read whole.
 type taggedEntry struct {
 	once sync.Once
 	desc ocispec.Descriptor
+	raw  []byte
 	err  error
 }
 
 // resolveTag resolves source:tag once per resolution, from a manifest the
-// resolver already read under that tag when there is one.
-func (r *resolver) resolveTag(ctx context.Context, repo format.Repository, source, tag string) (ocispec.Descriptor, error) {
+// resolver already read under that tag when there is one. With read, a
+// tag not read yet is fetched whole (GET, its bytes checked against the
+// digest the registry names) instead of resolved (HEAD), for a caller
+// that reads the manifest next; when that read fails, the tag is
+// resolved as without read.
+func (r *resolver) resolveTag(ctx context.Context, repo format.Repository, source, tag string, read bool) (*taggedEntry, error) {
 	r.mu.Lock()
 	fe := r.fetches[source+"@"+tag]
 	r.mu.Unlock()
 	if fe != nil {
 		fe.once.Do(func() {}) // wait for a read in flight
 		if fe.err == nil {
-			return fe.desc, nil
+			return &taggedEntry{desc: fe.desc}, nil
 		}
 	}
 	v, _ := r.released.LoadOrStore(source+":"+tag, &taggedEntry{})
@@ -171,9 +185,35 @@ func (r *resolver) resolveTag(ctx context.Context, repo format.Repository, sourc
 			return
 		}
 		defer release()
+		if read {
+			if te.desc, te.raw = readTag(ctx, repo, tag); te.raw != nil {
+				return
+			}
+		}
+		// Resolved alone, or read whole and failed: the digest the
+		// registry names still decides the comparison by digest.
 		te.desc, te.err = repo.Resolve(ctx, tag)
 	})
-	return te.desc, te.err
+	return te, te.err
+}
+
+// readTag reads the manifest tag names whole, checked against the digest
+// the registry names; nil when it cannot (a read that fails, a manifest
+// larger than maxManifestBytes).
+func readTag(ctx context.Context, repo format.Repository, tag string) (ocispec.Descriptor, []byte) {
+	desc, rc, err := repo.FetchReference(ctx, tag)
+	if err != nil {
+		return ocispec.Descriptor{}, nil
+	}
+	defer rc.Close()
+	if desc.Size > maxManifestBytes {
+		return ocispec.Descriptor{}, nil
+	}
+	raw, err := content.ReadAll(io.LimitReader(rc, desc.Size+1), desc)
+	if err != nil {
+		return ocispec.Descriptor{}, nil
+	}
+	return desc, raw
 }
 
 // comparesReleases reports whether a package of kind read from source,
@@ -209,13 +249,38 @@ func previousRelease(tags []string, v *semver.Version) (string, *semver.Version)
 	return best, bv
 }
 
-// createdOf returns the `created` date of an image's config: of desc's
+// createdEntry is one image's `created` date, read once per resolution.
+type createdEntry struct {
+	once    sync.Once
+	created time.Time
+	err     error
+}
+
+// createdOf returns the `created` date of an image's config (see
+// readCreated), reading each image of source once per resolution (an
+// image is both a selected release and the release below another). raw,
+// when set, is desc's manifest, already read and checked. Each config
+// read is offered to Options.Blobs, so that a mirror run's copy does not
+// read it again.
+func (r *resolver) createdOf(ctx context.Context, repo format.Repository, source string, desc ocispec.Descriptor, raw []byte) (time.Time, error) {
+	v, _ := r.created.LoadOrStore(source+"@"+desc.Digest.String(), &createdEntry{})
+	ce := v.(*createdEntry)
+	ce.once.Do(func() {
+		ce.created, ce.err = readCreated(ctx, repo, desc, raw, func(d ocispec.Descriptor, b []byte) { r.opts.Blobs.Put(source, d, b) })
+	})
+	return ce.created, ce.err
+}
+
+// readCreated returns the `created` date of an image's config: of desc's
 // config, or for an index of its linux/amd64 manifest's (else of its
-// first manifest that is no attestation). Zero when it records none.
-func createdOf(ctx context.Context, repo format.Repository, desc ocispec.Descriptor) (time.Time, error) {
-	raw, err := fetchCapped(ctx, repo, desc, maxManifestBytes)
-	if err != nil {
-		return time.Time{}, err
+// first manifest that is no attestation). Zero when it records none. raw,
+// when set, is desc's manifest; keep is given each config read.
+func readCreated(ctx context.Context, repo format.Repository, desc ocispec.Descriptor, raw []byte, keep func(ocispec.Descriptor, []byte)) (time.Time, error) {
+	if raw == nil {
+		var err error
+		if raw, err = fetchCapped(ctx, repo, desc, maxManifestBytes); err != nil {
+			return time.Time{}, err
+		}
 	}
 	var m struct {
 		MediaType string               `json:"mediaType"`
@@ -235,7 +300,7 @@ func createdOf(ctx context.Context, repo format.Repository, desc ocispec.Descrip
 		if i < 0 {
 			return time.Time{}, nil
 		}
-		return createdOf(ctx, repo, m.Manifests[i])
+		return readCreated(ctx, repo, m.Manifests[i], nil, keep)
 	}
 	if m.Config.Digest == "" {
 		return time.Time{}, nil
@@ -244,6 +309,7 @@ func createdOf(ctx context.Context, repo format.Repository, desc ocispec.Descrip
 	if err != nil {
 		return time.Time{}, err
 	}
+	keep(m.Config, b)
 	var cfg struct {
 		Created *time.Time `json:"created"`
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/internal/fixture"
 	"github.com/ferryhq/ferry/internal/registrytest"
+	"github.com/ferryhq/ferry/internal/runblobs"
 	"github.com/ferryhq/ferry/resolve"
 )
 
@@ -146,6 +149,93 @@ func TestReleaseRollback(t *testing.T) {
 			for _, w := range tt.errs {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+// TestReleaseRollbackRequests pins what the rollback check of images
+// costs the source: within a minor line the lower release's manifest is
+// read by one GET of its tag (no HEAD first), each image's config is read
+// once however many checks need its date, a lower release in another
+// minor line costs one HEAD, and every config read is handed to
+// Options.Blobs under the source, for a mirror run's copy.
+func TestReleaseRollbackRequests(t *testing.T) {
+	ctx := context.Background()
+	reg := registrytest.New(t)
+	c := registrytest.Client(t)
+	source := reg.Host + "/rl/img-reqs"
+	repo := registrytest.Repository(t, c, source)
+	day := func(d int) time.Time { return time.Date(2025, 1, d, 0, 0, 0, 0, time.UTC) }
+	for i, tag := range []string{"1.1.0", "1.2.0", "1.2.1", "2.0.0-rc.1", "2.0.0", "2.0.1", "2.1.0"} {
+		pushReleaseImage(t, repo, "s"+tag, day(i+1), nil, tag)
+	}
+	tests := []struct {
+		name string
+		root resolve.Root
+		// configs is how many configs are read (each once); heads the
+		// manifests resolved by HEAD; byTag the manifests read by a GET
+		// of a tag the resolution does not lock.
+		configs int
+		heads   []string
+		byTag   []string
+	}{
+		{"a selection over two minor lines and a prerelease", resolve.Root{Ref: source, Select: &resolve.TagSelection{Ranges: []string{">=1.2.0 <3.0.0"}}},
+			5, []string{"1.1.0"}, []string{"2.0.0-rc.1"}},
+		{"one tag, the lower release in its line", resolve.Root{Ref: source, Constraint: "~1.2"}, 2, nil, []string{"1.2.0"}},
+		{"an exact tag: no tag list, nothing compared", resolve.Root{Ref: source + ":1.2.1"}, 0, nil, nil},
+		{"a range, the lower release in another line", resolve.Root{Ref: source, Constraint: "~2.1"}, 0, []string{"2.0.1"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg.Reset()
+			blobs := runblobs.New()
+			g, err := resolve.Resolve(ctx, []resolve.Root{tt.root}, resolve.Options{Registry: registrytest.Client(t), Formats: []format.Format{crossplane.Format{}}, Blobs: blobs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			locked := map[string]bool{}
+			for _, p := range g.Packages {
+				locked[p.Version] = true
+			}
+			seen := map[string]bool{}
+			var configs []string
+			var heads, byTag []string
+			for _, r := range reg.Requests() {
+				_, ref, _ := strings.Cut(r.Path, "/rl/img-reqs/")
+				switch {
+				case r.Method == http.MethodGet && strings.HasPrefix(ref, "blobs/"):
+					if seen[ref] {
+						t.Errorf("config read twice: %s", ref)
+					}
+					seen[ref] = true
+					configs = append(configs, strings.TrimPrefix(ref, "blobs/"))
+				case r.Method == http.MethodHead && strings.HasPrefix(ref, "manifests/"):
+					heads = append(heads, strings.TrimPrefix(ref, "manifests/"))
+				case r.Method == http.MethodGet && strings.HasPrefix(ref, "manifests/") && !strings.HasPrefix(ref, "manifests/sha256:") && !locked[strings.TrimPrefix(ref, "manifests/")]:
+					byTag = append(byTag, strings.TrimPrefix(ref, "manifests/"))
+				case r.Method == http.MethodGet && strings.HasPrefix(ref, "manifests/sha256:"):
+					t.Errorf("manifest read again by digest: %s", ref)
+				}
+			}
+			if len(configs) != tt.configs {
+				t.Errorf("%d configs read, want %d", len(configs), tt.configs)
+			}
+			if !slices.Equal(heads, tt.heads) {
+				t.Errorf("HEAD of %q, want %q", heads, tt.heads)
+			}
+			slices.Sort(byTag)
+			if !slices.Equal(byTag, tt.byTag) {
+				t.Errorf("GET by tag of %q, want %q", byTag, tt.byTag)
+			}
+			for _, d := range configs {
+				desc, err := repo.Blobs().Resolve(ctx, d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, ok := blobs.Get(source, desc); !ok {
+					t.Errorf("config %s read but not handed to Options.Blobs", d)
 				}
 			}
 		})

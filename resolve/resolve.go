@@ -22,6 +22,7 @@ import (
 
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/internal/runblobs"
 	"github.com/ferryhq/ferry/manifest"
 	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/progress"
@@ -118,6 +119,10 @@ type Options struct {
 	// it, and the bytes of every manifest read (BlobBytes). A source
 	// resolved at two versions counts twice. Resolve never closes it.
 	Progress progress.Reporter
+	// Blobs, when set, is given the small blobs resolution reads whole
+	// (the image configs of the rollback check), for a mirror run's copy
+	// to use instead of reading them again. Nil keeps none.
+	Blobs *runblobs.Cache
 
 	// rounds, when set, counts the rounds Resolve runs (tests).
 	rounds *int
@@ -338,6 +343,9 @@ type resolver struct {
 	// released holds the tags resolved for the rollback check
 	// (release.go), "REPO:TAG", each read once.
 	released sync.Map
+	// created holds the images' `created` dates read for the rollback
+	// check, "REPO@DIGEST", each read once.
+	created sync.Map
 	// queued and done are the node keys (and, in done, the packages
 	// "SOURCE@DIGEST") reported to opts.Progress, so a later round does
 	// not count them again.

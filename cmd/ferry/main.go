@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -31,7 +32,9 @@ func main() {
 		case <-done:
 		}
 	}()
+	stopProfile := startCPUProfile(os.Getenv("FERRY_CPUPROFILE"))
 	err := newRootCmd().ExecuteContext(ctx)
+	stopProfile()
 	close(done)
 	signal.Stop(sigs)
 	if err != nil && ctx.Err() != nil {
@@ -128,4 +131,22 @@ mirror using only the lock.`,
 		newLoginCmd(g), newLogoutCmd(g), newGCCmd(g),
 	)
 	return root
+}
+
+// startCPUProfile writes a CPU profile of this run to path (the
+// FERRY_CPUPROFILE environment variable, for developers: CONTRIBUTING.md)
+// until the returned function is called; an empty path profiles nothing.
+func startCPUProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ferry: FERRY_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }

@@ -103,6 +103,15 @@ type Sample struct {
 	Stats Stats `json:"stats"`
 	// Source counts the traffic to the source registry (W1, W3).
 	Source Stats `json:"source"`
+	// Procs splits a W6 copy's CPU time by process; nil elsewhere.
+	Procs *ProcCPU `json:"procs,omitempty"`
+}
+
+// ProcCPU is the user and system CPU time each process used during one
+// copy: the tool (and its children), the source and mirror registries,
+// and the driver itself, whose CPU then is mostly its counting proxies.
+type ProcCPU struct {
+	Tool, Source, Mirror, Driver time.Duration
 }
 
 // Row is one tool in one mode of one workload, with its samples.

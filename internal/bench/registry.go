@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -80,4 +81,48 @@ func (r *Registry) Close() {
 		_ = r.cmd.Process.Kill()
 		<-r.done
 	}
+}
+
+// CPU is the user and system CPU time the registry process has used so
+// far, from /proc/PID/stat (Linux; zero elsewhere or on error).
+func (r *Registry) CPU() time.Duration {
+	if r == nil || r.cmd.Process == nil {
+		return 0
+	}
+	return procCPU(r.cmd.Process.Pid)
+}
+
+// procCPU reads utime and stime of process pid from /proc/PID/stat, in
+// clock ticks of USER_HZ (100 on every Linux architecture Go supports).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) is in parentheses and may hold spaces.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state): utime and stime are fields 14 and 15.
+	if len(f) < 13 {
+		return 0
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	s, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(u+s) * (time.Second / 100)
+}
+
+// selfCPU is the driver's own user and system CPU time so far: during a
+// copy, mostly its counting proxies.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

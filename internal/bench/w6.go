@@ -286,10 +286,19 @@ func (res *Results) runW6(ctx context.Context, c *client.Client) error {
 				continue
 			}
 			cp := func() Exec { return Run(ctx, dir, env, nil, argv...) }
-			e, st, sst, ok := t.measureCopy(ctx, &cfg, c, row, sp, refs, false, cp)
+			var procs ProcCPU
+			first := func() Exec {
+				s0, m0, d0 := src.CPU(), t.reg.CPU(), selfCPU()
+				e := cp()
+				procs = ProcCPU{Tool: e.CPU, Source: src.CPU() - s0, Mirror: t.reg.CPU() - m0, Driver: selfCPU() - d0}
+				return e
+			}
+			e, st, sst, ok := t.measureCopy(ctx, &cfg, c, row, sp, refs, false, first)
 			if !ok {
 				continue
 			}
+			row.Samples[len(row.Samples)-1].Procs = &procs
+			cfg.logf("  CPU: tool %.2fs, source %.2fs, mirror %.2fs, driver (proxies) %.2fs", procs.Tool.Seconds(), procs.Source.Seconds(), procs.Mirror.Seconds(), procs.Driver.Seconds())
 			if err := checkTags(ctx, c, t.reg.Addr, spec.Repos); err != nil && row.Failed == "" {
 				row.DigestsOK = false
 				row.Failed = "selection differs: " + err.Error()
@@ -384,6 +393,31 @@ func (res *Results) writeW6(b *strings.Builder) {
 		rr, _ := Median(ref.Rerun)
 		p("ferry took %s the time of the fastest peer, %s %s (target ≤ 0.5×: %s); %s. ", ratio(refMed.Wall.Seconds(), bestWall.Seconds()), best.Tool, best.Mode, v, medians(cfg.Runs))
 		p("ferry's re-run sent %s to the mirror (target: nothing).", Bytes(rr.Stats.BytesUp))
+		p(" CPU time of a first run (user and system, median of each column; the driver's is mostly its two counting proxies): ")
+		sep := ""
+		for _, r := range res.W6 {
+			if r.status() != "" {
+				continue
+			}
+			p("%s%s %s", sep, r.Tool, procMedians(r.Samples))
+			sep = "; "
+		}
+		p(".")
 		p(" ferry's re-run reads the ferry.lock the first run wrote, which keeps the tags it selected (README, Images), as a user's second `ferry mirror` does; the peers select again from the tag lists.\n\n")
 	}
+}
+
+// procMedians formats the medians of samples' per-process CPU times.
+func procMedians(samples []Sample) string {
+	var tool, src, dst, drv []time.Duration
+	for _, s := range samples {
+		if s.Procs != nil {
+			tool, src, dst, drv = append(tool, s.Procs.Tool), append(src, s.Procs.Source), append(dst, s.Procs.Mirror), append(drv, s.Procs.Driver)
+		}
+	}
+	if len(tool) == 0 {
+		return "not measured"
+	}
+	med := func(d []time.Duration) string { slices.Sort(d); return fmt.Sprintf("%.2f s", d[len(d)/2].Seconds()) }
+	return fmt.Sprintf("%s (source registry %s, mirror registry %s, driver %s)", med(tool), med(src), med(dst), med(drv))
 }
