@@ -26,8 +26,7 @@ import (
 
 	"github.com/cyberphone/json-canonicalization/go/src/webpki.org/jsoncanonicalizer"
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/generated/models"
-	"github.com/sigstore/rekor/pkg/generated/client"
-	"github.com/sigstore/rekor/pkg/generated/client/tlog"
+	// ferry: the imports of pkg/generated/client and pkg/generated/client/tlog are removed with ProveConsistency and VerifyCurrentCheckpoint.
 	"github.com/sigstore/rekor/pkg/util"
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/sigstore/sigstore/pkg/signature/options"
@@ -35,80 +34,10 @@ import (
 	"github.com/transparency-dev/merkle/rfc6962"
 )
 
-// ProveConsistency verifies consistency between an initial, trusted STH
-// and a second new STH. Callers MUST verify signature on the STHs'.
-func ProveConsistency(ctx context.Context, rClient *client.Rekor,
-	oldSTH *util.SignedCheckpoint, newSTH *util.SignedCheckpoint, treeID string) error {
-	oldTreeSize := int64(oldSTH.Size) // nolint: gosec
-	switch {
-	case oldTreeSize == 0:
-		return errors.New("consistency proofs can not be computed starting from an empty log")
-	case oldTreeSize == int64(newSTH.Size): // nolint: gosec
-		if !bytes.Equal(oldSTH.Hash, newSTH.Hash) {
-			return errors.New("old root hash does not match STH hash")
-		}
-	case oldTreeSize < int64(newSTH.Size): // nolint: gosec
-		consistencyParams := tlog.NewGetLogProofParamsWithContext(ctx)
-		consistencyParams.FirstSize = &oldTreeSize      // Root size at the old, or trusted state.
-		consistencyParams.LastSize = int64(newSTH.Size) // nolint: gosec // Root size at the new state to verify against.
-		consistencyParams.TreeID = &treeID
-		consistencyProof, err := rClient.Tlog.GetLogProof(consistencyParams)
-		if err != nil {
-			return err
-		}
-		var hashes [][]byte
-		for _, h := range consistencyProof.Payload.Hashes {
-			b, err := hex.DecodeString(h)
-			if err != nil {
-				return errors.New("error decoding consistency proof hashes")
-			}
-			hashes = append(hashes, b)
-		}
-		if err := proof.VerifyConsistency(rfc6962.DefaultHasher,
-			oldSTH.Size, newSTH.Size, hashes, oldSTH.Hash, newSTH.Hash); err != nil {
-			return err
-		}
-	case oldTreeSize > int64(newSTH.Size): // nolint: gosec
-		return errors.New("inclusion proof returned a tree size larger than the verified tree size")
-	}
-	return nil
-
-}
-
-// VerifyCurrentCheckpoint verifies the provided checkpoint by verifying consistency
-// against a newly fetched Checkpoint.
-// nolint
-func VerifyCurrentCheckpoint(ctx context.Context, rClient *client.Rekor, verifier signature.Verifier,
-	oldSTH *util.SignedCheckpoint) (*util.SignedCheckpoint, error) {
-	// The oldSTH should already be verified, but check for robustness.
-	if !oldSTH.Verify(verifier) {
-		return nil, errors.New("signature on old tree head did not verify")
-	}
-
-	// Get and verify against the current STH.
-	infoParams := tlog.NewGetLogInfoParamsWithContext(ctx)
-	result, err := rClient.Tlog.GetLogInfo(infoParams)
-	if err != nil {
-		return nil, err
-	}
-
-	logInfo := result.GetPayload()
-	sth := util.SignedCheckpoint{}
-	if err := sth.UnmarshalText([]byte(*logInfo.SignedTreeHead)); err != nil {
-		return nil, err
-	}
-
-	// Verify the signature on the SignedCheckpoint.
-	if !sth.Verify(verifier) {
-		return nil, errors.New("signature on tree head did not verify")
-	}
-
-	// Now verify consistency up to the STH.
-	if err := ProveConsistency(ctx, rClient, oldSTH, &sth, *logInfo.TreeID); err != nil {
-		return nil, err
-	}
-	return &sth, nil
-}
+// ferry: ProveConsistency and VerifyCurrentCheckpoint are removed (upstream
+// github.com/sigstore/rekor v1.5.3 pkg/verify/verify.go): they call a Rekor server
+// through the generated go-openapi client (pkg/generated/client, go-openapi/runtime),
+// and sigstore-go's tlog package, the only user of this copy, never calls them.
 
 // VerifyCheckpointSignature verifies the signature on a checkpoint (signed tree head). It does
 // not verify consistency against other checkpoints.
