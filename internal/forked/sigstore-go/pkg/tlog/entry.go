@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/cyberphone/json-canonicalization/go/src/webpki.org/jsoncanonicalizer"
+	"github.com/ferryhq/ferry/internal/forked/go-openapi-runtime"
 	rekortilespb "github.com/ferryhq/ferry/internal/forked/rekor-tiles/pkg/generated/protobuf"
 	typesverifier "github.com/ferryhq/ferry/internal/forked/rekor-tiles/pkg/types/verifier"
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/generated/models"
@@ -37,7 +38,6 @@ import (
 	hashedrekord_v001 "github.com/ferryhq/ferry/internal/forked/rekor/pkg/types/hashedrekord/v0.0.1"
 	intoto_v002 "github.com/ferryhq/ferry/internal/forked/rekor/pkg/types/intoto/v0.0.2"
 	rekorVerify "github.com/ferryhq/ferry/internal/forked/rekor/pkg/verify"
-	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag/conv"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"

@@ -24,8 +24,8 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/ferryhq/ferry/internal/forked/go-openapi-runtime"
 	"github.com/go-openapi/errors"
-	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/validate"
 )

@@ -26,8 +26,8 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/ferryhq/ferry/internal/forked/go-openapi-runtime"
 	"github.com/go-openapi/errors"
-	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
 	"github.com/go-openapi/validate"
