@@ -21,10 +21,10 @@ package models
 import (
 	"context"
 
+	"github.com/ferryhq/ferry/internal/forked/go-openapi-validate"
 	"github.com/go-openapi/errors"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
-	"github.com/go-openapi/validate"
 )
 
 // InactiveShardLogInfo inactive shard log info

@@ -25,9 +25,9 @@ import (
 	"io"
 
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-runtime"
+	"github.com/ferryhq/ferry/internal/forked/go-openapi-validate"
 	"github.com/go-openapi/errors"
 	"github.com/go-openapi/strfmt"
-	"github.com/go-openapi/validate"
 )
 
 // ProposedEntry proposed entry
