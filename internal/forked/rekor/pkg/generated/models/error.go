@@ -21,8 +21,8 @@ package models
 import (
 	"context"
 
+	"github.com/ferryhq/ferry/internal/forked/go-openapi-swag"
 	"github.com/go-openapi/strfmt"
-	"github.com/go-openapi/swag"
 )
 
 // Error error

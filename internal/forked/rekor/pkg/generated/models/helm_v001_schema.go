@@ -23,10 +23,10 @@ import (
 	"encoding/json"
 	stderrors "errors"
 
+	"github.com/ferryhq/ferry/internal/forked/go-openapi-swag"
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-validate"
 	"github.com/go-openapi/errors"
 	"github.com/go-openapi/strfmt"
-	"github.com/go-openapi/swag"
 )
 
 // HelmV001Schema Helm v0.0.1 Schema

@@ -24,10 +24,10 @@ import (
 	stderrors "errors"
 	"strconv"
 
+	"github.com/ferryhq/ferry/internal/forked/go-openapi-swag"
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-validate"
 	"github.com/go-openapi/errors"
 	"github.com/go-openapi/strfmt"
-	"github.com/go-openapi/swag"
 )
 
 // IntotoV002Schema intoto v0.0.2 Schema

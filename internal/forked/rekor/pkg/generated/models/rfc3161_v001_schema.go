@@ -22,10 +22,10 @@ import (
 	"context"
 	stderrors "errors"
 
+	"github.com/ferryhq/ferry/internal/forked/go-openapi-swag"
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-validate"
 	"github.com/go-openapi/errors"
 	"github.com/go-openapi/strfmt"
-	"github.com/go-openapi/swag"
 )
 
 // Rfc3161V001Schema Timestamp v0.0.1 Schema

@@ -27,10 +27,10 @@ import (
 	"strconv"
 
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-runtime"
+	"github.com/ferryhq/ferry/internal/forked/go-openapi-swag"
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-validate"
 	"github.com/go-openapi/errors"
 	"github.com/go-openapi/strfmt"
-	"github.com/go-openapi/swag"
 )
 
 // SearchLogQuery search log query
