@@ -20,8 +20,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ferryhq/ferry/internal/forked/certificate-transparency-go/ctutil"
 	ct "github.com/google/certificate-transparency-go"
-	"github.com/google/certificate-transparency-go/ctutil"
 	ctx509 "github.com/google/certificate-transparency-go/x509"
 	"github.com/google/certificate-transparency-go/x509util"
 	"github.com/sigstore/sigstore-go/pkg/root"
