@@ -1,0 +1,521 @@
+package sigstorego_test
+
+// The fork (internal/forked/sigstore-go, with the pruned copies of rekor,
+// rekor-tiles, certificate-transparency-go and go-openapi it imports) must give
+// the real github.com/sigstore/sigstore-go's verdict on every bundle: the same
+// success or the same error text, and the same verification result. These
+// tests run both on sigstore-go's own test bundles (testdata/realworld/sigstore,
+// see its README) and on bundles the in-process Sigstore of internal/cosigntest
+// signs, each valid and tampered.
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/opencontainers/go-digest"
+	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/signature"
+
+	realbundle "github.com/sigstore/sigstore-go/pkg/bundle"
+	realverify "github.com/sigstore/sigstore-go/pkg/verify"
+
+	forkbundle "github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/bundle"
+	forkverify "github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/verify"
+
+	"github.com/ferryhq/ferry/internal/cosigntest"
+)
+
+const realworld = "../../../testdata/realworld/sigstore"
+
+// policy is one verification, built alike for both implementations.
+type policy struct {
+	tlog, observer, integrated, sct, signedTS int
+	issuer, san                               string // certificate identity; "" skips it
+	digest                                    []byte // artifact digest (sha256); nil: no artifact
+	artifact                                  []byte // artifact bytes; nil: no artifact
+	key                                       bool   // public-key bundle: WithKey
+}
+
+// outcome is what a verification gives: the error text ("" if none) and the
+// result as JSON.
+type outcome struct {
+	err    string
+	result string
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func resultJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("marshal result: %v", err)
+	}
+	return string(b)
+}
+
+func verifyReal(t *testing.T, tm root.TrustedMaterial, bundleJSON []byte, p policy) outcome {
+	t.Helper()
+	var b realbundle.Bundle
+	if err := b.UnmarshalJSON(bundleJSON); err != nil {
+		return outcome{err: "load: " + err.Error()}
+	}
+	var opts []realverify.VerifierOption
+	if p.tlog > 0 {
+		opts = append(opts, realverify.WithTransparencyLog(p.tlog))
+	}
+	if p.observer > 0 {
+		opts = append(opts, realverify.WithObserverTimestamps(p.observer))
+	}
+	if p.integrated > 0 {
+		opts = append(opts, realverify.WithIntegratedTimestamps(p.integrated))
+	}
+	if p.sct > 0 {
+		opts = append(opts, realverify.WithSignedCertificateTimestamps(p.sct))
+	}
+	if p.signedTS > 0 {
+		opts = append(opts, realverify.WithSignedTimestamps(p.signedTS))
+	}
+	v, err := realverify.NewVerifier(tm, opts...)
+	if err != nil {
+		return outcome{err: "verifier: " + err.Error()}
+	}
+	art := realverify.WithoutArtifactUnsafe()
+	switch {
+	case p.digest != nil:
+		art = realverify.WithArtifactDigest("sha256", p.digest)
+	case p.artifact != nil:
+		art = realverify.WithArtifact(bytes.NewReader(p.artifact))
+	}
+	var popts []realverify.PolicyOption
+	switch {
+	case p.key:
+		popts = append(popts, realverify.WithKey())
+	case p.issuer != "":
+		id, err := realverify.NewShortCertificateIdentity(p.issuer, "", p.san, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		popts = append(popts, realverify.WithCertificateIdentity(id))
+	default:
+		popts = append(popts, realverify.WithoutIdentitiesUnsafe())
+	}
+	res, err := v.Verify(&b, realverify.NewPolicy(art, popts...))
+	if err != nil {
+		return outcome{err: err.Error()}
+	}
+	return outcome{result: resultJSON(t, res)}
+}
+
+func verifyFork(t *testing.T, tm root.TrustedMaterial, bundleJSON []byte, p policy) outcome {
+	t.Helper()
+	var b forkbundle.Bundle
+	if err := b.UnmarshalJSON(bundleJSON); err != nil {
+		return outcome{err: "load: " + err.Error()}
+	}
+	var opts []forkverify.VerifierOption
+	if p.tlog > 0 {
+		opts = append(opts, forkverify.WithTransparencyLog(p.tlog))
+	}
+	if p.observer > 0 {
+		opts = append(opts, forkverify.WithObserverTimestamps(p.observer))
+	}
+	if p.integrated > 0 {
+		opts = append(opts, forkverify.WithIntegratedTimestamps(p.integrated))
+	}
+	if p.sct > 0 {
+		opts = append(opts, forkverify.WithSignedCertificateTimestamps(p.sct))
+	}
+	if p.signedTS > 0 {
+		opts = append(opts, forkverify.WithSignedTimestamps(p.signedTS))
+	}
+	v, err := forkverify.NewVerifier(tm, opts...)
+	if err != nil {
+		return outcome{err: "verifier: " + err.Error()}
+	}
+	art := forkverify.WithoutArtifactUnsafe()
+	switch {
+	case p.digest != nil:
+		art = forkverify.WithArtifactDigest("sha256", p.digest)
+	case p.artifact != nil:
+		art = forkverify.WithArtifact(bytes.NewReader(p.artifact))
+	}
+	var popts []forkverify.PolicyOption
+	switch {
+	case p.key:
+		popts = append(popts, forkverify.WithKey())
+	case p.issuer != "":
+		id, err := forkverify.NewShortCertificateIdentity(p.issuer, "", p.san, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		popts = append(popts, forkverify.WithCertificateIdentity(id))
+	default:
+		popts = append(popts, forkverify.WithoutIdentitiesUnsafe())
+	}
+	res, err := v.Verify(&b, forkverify.NewPolicy(art, popts...))
+	if err != nil {
+		return outcome{err: err.Error()}
+	}
+	return outcome{result: resultJSON(t, res)}
+}
+
+// tamper returns bundleJSON changed by edit, which gets the bundle as generic
+// JSON; edit returns false when the bundle has nothing to change.
+func tamper(t *testing.T, bundleJSON []byte, edit func(m map[string]any) bool) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(bundleJSON, &m); err != nil {
+		t.Fatal(err)
+	}
+	if !edit(m) {
+		return nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func obj(v any, path ...string) map[string]any {
+	for _, p := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[p]
+	}
+	m, _ := v.(map[string]any)
+	return m
+}
+
+func firstTlogEntry(m map[string]any) map[string]any {
+	es, _ := obj(m, "verificationMaterial")["tlogEntries"].([]any)
+	if len(es) == 0 {
+		return nil
+	}
+	e, _ := es[0].(map[string]any)
+	return e
+}
+
+// flipB64 flips the last bit of the first byte of a base64 field.
+func flipB64(m map[string]any, key string) bool {
+	s, ok := m[key].(string)
+	if !ok {
+		return false
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(b) == 0 {
+		return false
+	}
+	b[0] ^= 1
+	m[key] = base64.StdEncoding.EncodeToString(b)
+	return true
+}
+
+// editBody rewrites the JSON of the first log entry's canonicalized body.
+func editBody(m map[string]any, f func(body map[string]any) bool) bool {
+	e := firstTlogEntry(m)
+	if e == nil {
+		return false
+	}
+	raw, err := base64.StdEncoding.DecodeString(e["canonicalizedBody"].(string))
+	if err != nil {
+		return false
+	}
+	var body map[string]any
+	if json.Unmarshal(raw, &body) != nil || !f(body) {
+		return false
+	}
+	out, _ := json.Marshal(body)
+	e["canonicalizedBody"] = base64.StdEncoding.EncodeToString(out)
+	return true
+}
+
+// tamperings are the changes applied to every valid bundle; each must leave
+// the fork and the real sigstore-go agreeing (most must fail both).
+var tamperings = []struct {
+	name string
+	edit func(m map[string]any) bool
+}{
+	{"dsse signature", func(m map[string]any) bool {
+		sigs, _ := obj(m, "dsseEnvelope")["signatures"].([]any)
+		if len(sigs) == 0 {
+			return false
+		}
+		return flipB64(sigs[0].(map[string]any), "sig")
+	}},
+	{"dsse payload", func(m map[string]any) bool { return flipB64(obj(m, "dsseEnvelope"), "payload") }},
+	{"dsse payload type", func(m map[string]any) bool {
+		e := obj(m, "dsseEnvelope")
+		if e == nil {
+			return false
+		}
+		e["payloadType"] = "application/vnd.example+json"
+		return true
+	}},
+	{"message signature", func(m map[string]any) bool { return flipB64(obj(m, "messageSignature"), "signature") }},
+	{"message digest", func(m map[string]any) bool { return flipB64(obj(m, "messageSignature", "messageDigest"), "digest") }},
+	{"certificate", func(m map[string]any) bool {
+		c := obj(m, "verificationMaterial", "certificate")
+		if c == nil {
+			c = obj(m, "verificationMaterial", "x509CertificateChain")
+			cs, _ := c["certificates"].([]any)
+			if len(cs) == 0 {
+				return false
+			}
+			c = cs[0].(map[string]any)
+		}
+		s, ok := c["rawBytes"].(string)
+		if !ok {
+			return false
+		}
+		b, _ := base64.StdEncoding.DecodeString(s)
+		b[len(b)-1] ^= 1 // the certificate's signature
+		c["rawBytes"] = base64.StdEncoding.EncodeToString(b)
+		return true
+	}},
+	{"no log entries", func(m map[string]any) bool {
+		vm := obj(m, "verificationMaterial")
+		if _, ok := vm["tlogEntries"]; !ok {
+			return false
+		}
+		delete(vm, "tlogEntries")
+		return true
+	}},
+	{"log index", func(m map[string]any) bool {
+		e := firstTlogEntry(m)
+		if e == nil {
+			return false
+		}
+		e["logIndex"] = "1"
+		return true
+	}},
+	{"integrated time", func(m map[string]any) bool {
+		e := firstTlogEntry(m)
+		if e == nil {
+			return false
+		}
+		e["integratedTime"] = "1700000000"
+		return true
+	}},
+	{"log id", func(m map[string]any) bool { return flipB64(obj(firstTlogEntry(m), "logId"), "keyId") }},
+	{"kind version", func(m map[string]any) bool {
+		kv := obj(firstTlogEntry(m), "kindVersion")
+		if kv == nil {
+			return false
+		}
+		kv["version"] = "0.0.9"
+		return true
+	}},
+	{"signed entry timestamp", func(m map[string]any) bool {
+		return flipB64(obj(firstTlogEntry(m), "inclusionPromise"), "signedEntryTimestamp")
+	}},
+	{"inclusion proof root hash", func(m map[string]any) bool {
+		return flipB64(obj(firstTlogEntry(m), "inclusionProof"), "rootHash")
+	}},
+	{"inclusion proof hash", func(m map[string]any) bool {
+		p := obj(firstTlogEntry(m), "inclusionProof")
+		hs, _ := p["hashes"].([]any)
+		if len(hs) == 0 {
+			return false
+		}
+		b, _ := base64.StdEncoding.DecodeString(hs[0].(string))
+		b[0] ^= 1
+		hs[0] = base64.StdEncoding.EncodeToString(b)
+		return true
+	}},
+	{"inclusion proof checkpoint", func(m map[string]any) bool {
+		c := obj(firstTlogEntry(m), "inclusionProof", "checkpoint")
+		s, ok := c["envelope"].(string)
+		if !ok || len(s) < 20 {
+			return false
+		}
+		c["envelope"] = strings.Replace(s, "\n", "\n0", 1)
+		return true
+	}},
+	{"body: unknown kind", func(m map[string]any) bool {
+		return editBody(m, func(b map[string]any) bool { b["kind"] = "rekord"; return true })
+	}},
+	{"body: api version", func(m map[string]any) bool {
+		return editBody(m, func(b map[string]any) bool { b["apiVersion"] = "9.9.9"; return true })
+	}},
+	{"body: no spec", func(m map[string]any) bool {
+		return editBody(m, func(b map[string]any) bool { delete(b, "spec"); return true })
+	}},
+	{"body: spec field", func(m map[string]any) bool {
+		return editBody(m, func(b map[string]any) bool {
+			spec, _ := b["spec"].(map[string]any)
+			for k, v := range spec {
+				if sub, ok := v.(map[string]any); ok {
+					for kk := range sub {
+						delete(sub, kk)
+						return true
+					}
+				}
+				delete(spec, k)
+				return true
+			}
+			return false
+		})
+	}},
+	{"body: not JSON", func(m map[string]any) bool {
+		e := firstTlogEntry(m)
+		if e == nil {
+			return false
+		}
+		e["canonicalizedBody"] = base64.StdEncoding.EncodeToString([]byte("{"))
+		return true
+	}},
+}
+
+type parityCase struct {
+	name   string
+	tm     root.TrustedMaterial
+	bundle []byte
+	p      policy
+	// valid: the untampered bundle must verify (with both).
+	valid bool
+}
+
+func runParity(t *testing.T, cases []parityCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			real, fork := verifyReal(t, c.tm, c.bundle, c.p), verifyFork(t, c.tm, c.bundle, c.p)
+			if real != fork {
+				t.Fatalf("real and fork disagree:\nreal: %+v\nfork: %+v", real, fork)
+			}
+			if c.valid && real.err != "" {
+				t.Fatalf("valid bundle does not verify: %s", real.err)
+			}
+			for _, tc := range tamperings {
+				b := tamper(t, c.bundle, tc.edit)
+				if b == nil {
+					continue
+				}
+				real, fork := verifyReal(t, c.tm, b, c.p), verifyFork(t, c.tm, b, c.p)
+				if real != fork {
+					t.Errorf("%s: real and fork disagree:\nreal: %+v\nfork: %+v", tc.name, real, fork)
+				}
+			}
+		})
+	}
+}
+
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(realworld, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func trustedRoot(t *testing.T, name string) *root.TrustedRoot {
+	t.Helper()
+	tr, err := root.NewTrustedRootFromJSON(readFile(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// TestParityUpstreamBundles verifies sigstore-go's own test bundles, as its
+// pkg/verify/signed_entity_test.go does, with both implementations.
+func TestParityUpstreamBundles(t *testing.T) {
+	publicGood := trustedRoot(t, "trusted-roots-public-good.json")
+	scaffolding := trustedRoot(t, "trusted-roots-scaffolding.json")
+	othernameDigest, err := hex.DecodeString("bc103b4a84971ef6459b294a2b98568a2bfb72cded09d4acd1e16366a401f95b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigstoreJS := readFile(t, "bundles-sigstore.js@2.0.0-provenance.sigstore.json")
+	const sigstoreJSIdentity = "https://github.com/sigstore/sigstore-js/.github/workflows/release.yml@refs/heads/main"
+
+	// The key bundle: a trusted root with a timestamp authority plus a key
+	// that expired in 1970 (TestPublicKeyValidityCheckedAgainstSignedTimestamp)
+	// and the same key without end.
+	pem := readFile(t, "public-keys-public-key-validity.pem")
+	pub, err := cryptoutils.UnmarshalPEMToPublicKey(pem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := signature.LoadDefaultVerifier(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyRoot := trustedRoot(t, "trusted-roots-public-key-validity.json")
+	keyMaterial := func(start, end time.Time) root.TrustedMaterial {
+		return root.TrustedMaterialCollection{keyRoot, root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) {
+			return root.NewExpiringKey(sv, start, end), nil
+		})}
+	}
+	keyBundle := readFile(t, "bundles-public-key-validity.sigstore.json")
+
+	runParity(t, []parityCase{
+		{name: "sigstore.js provenance, observer timestamps", tm: publicGood, bundle: sigstoreJS, p: policy{tlog: 1, observer: 1}, valid: true},
+		{name: "sigstore.js provenance, integrated timestamps and SCT", tm: publicGood, bundle: sigstoreJS, p: policy{tlog: 1, integrated: 1, sct: 1}, valid: true},
+		{name: "sigstore.js provenance, identity", tm: publicGood, bundle: sigstoreJS, p: policy{tlog: 1, observer: 1, issuer: "https://token.actions.githubusercontent.com", san: sigstoreJSIdentity}, valid: true},
+		{name: "sigstore.js provenance, wrong identity", tm: publicGood, bundle: sigstoreJS, p: policy{tlog: 1, observer: 1, issuer: "https://token.actions.githubusercontent.com", san: "https://example.com/other"}},
+		{name: "sigstore.js provenance, signed timestamps required", tm: publicGood, bundle: sigstoreJS, p: policy{tlog: 1, signedTS: 1}},
+		{name: "sigstore.js provenance, wrong root", tm: scaffolding, bundle: sigstoreJS, p: policy{tlog: 1, observer: 1}},
+		{name: "dsse", tm: scaffolding, bundle: readFile(t, "bundles-dsse.sigstore.json"), p: policy{tlog: 1, integrated: 1}, valid: true},
+		{name: "othername SAN", tm: scaffolding, bundle: readFile(t, "bundles-othername.sigstore.json"), p: policy{tlog: 1, integrated: 1, digest: othernameDigest, issuer: "http://oidc.local:8080", san: "foo!oidc.local"}, valid: true},
+		{name: "othername SAN, email does not match", tm: scaffolding, bundle: readFile(t, "bundles-othername.sigstore.json"), p: policy{tlog: 1, integrated: 1, digest: othernameDigest, issuer: "http://oidc.local:8080", san: "foo@oidc.local"}},
+		{name: "public key, valid key", tm: keyMaterial(time.Time{}, time.Time{}), bundle: keyBundle, p: policy{signedTS: 1, artifact: []byte("test content"), key: true}, valid: true},
+		{name: "public key, expired key", tm: keyMaterial(time.Unix(0, 0), time.Unix(1, 0)), bundle: keyBundle, p: policy{signedTS: 1, artifact: []byte("test content"), key: true}},
+		{name: "public key, other artifact", tm: keyMaterial(time.Time{}, time.Time{}), bundle: keyBundle, p: policy{signedTS: 1, artifact: []byte("other content"), key: true}},
+	})
+}
+
+// TestParityCosignBundles verifies bundles that cosign v3's keyless signing
+// writes (internal/cosigntest's in-process Sigstore: Fulcio certificate,
+// Rekor v1 log entry with inclusion proof and promise, DSSE over an in-toto
+// statement), as ferry's signature package does, with both implementations.
+func TestParityCosignBundles(t *testing.T) {
+	ks, err := cosigntest.NewKeyless()
+	if err != nil {
+		t.Fatal(err)
+	}
+	trJSON, err := ks.TrustedRootJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := root.NewTrustedRootFromJSON(trJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const issuer, subject = "https://issuer.example", "signer@example.com"
+	sum := sha256.Sum256([]byte("manifest"))
+	d := digest.NewDigestFromBytes(digest.SHA256, sum[:])
+	var cases []parityCase
+	for _, pt := range []string{cosigntest.SignPredicateType, "https://slsa.dev/provenance/v1"} {
+		b, err := ks.SignImage(subject, issuer, d, pt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases,
+			parityCase{name: pt + ", identity", tm: tr, bundle: b, p: policy{tlog: 1, observer: 1, issuer: issuer, san: subject}, valid: true},
+			parityCase{name: pt + ", integrated timestamps", tm: tr, bundle: b, p: policy{tlog: 1, integrated: 1}, valid: true},
+			parityCase{name: pt + ", other subject", tm: tr, bundle: b, p: policy{tlog: 1, observer: 1, issuer: issuer, san: "other@example.com"}},
+			parityCase{name: pt + ", two log entries required", tm: tr, bundle: b, p: policy{tlog: 2, observer: 1}},
+		)
+	}
+	runParity(t, cases)
+}
