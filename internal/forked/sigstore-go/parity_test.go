@@ -11,9 +11,12 @@ package sigstorego_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,11 +25,19 @@ import (
 	"time"
 
 	"github.com/opencontainers/go-digest"
+	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
+	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
+	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
+	protorekor "github.com/sigstore/protobuf-specs/gen/pb-go/rekor/v1"
 	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
+	"google.golang.org/protobuf/encoding/protojson"
 
+	forktlog "github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/tlog"
 	realbundle "github.com/sigstore/sigstore-go/pkg/bundle"
+	realtlog "github.com/sigstore/sigstore-go/pkg/tlog"
 	realverify "github.com/sigstore/sigstore-go/pkg/verify"
 
 	forktypes "github.com/ferryhq/ferry/internal/forked/rekor/pkg/types"
@@ -249,6 +260,27 @@ func editBody(m map[string]any, f func(body map[string]any) bool) bool {
 	return true
 }
 
+// emptyArrays empties every array under v; it reports whether there was one.
+func emptyArrays(v any) bool {
+	found := false
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			if _, ok := c.([]any); ok {
+				x[k] = []any{}
+				found = true
+				continue
+			}
+			found = emptyArrays(c) || found
+		}
+	case []any:
+		for _, c := range x {
+			found = emptyArrays(c) || found
+		}
+	}
+	return found
+}
+
 // tamperings are the changes applied to every valid bundle; each must leave
 // the fork and the real sigstore-go agreeing (most must fail both).
 var tamperings = []struct {
@@ -384,6 +416,9 @@ var tamperings = []struct {
 			return false
 		})
 	}},
+	{"body: arrays emptied", func(m map[string]any) bool {
+		return editBody(m, func(b map[string]any) bool { return emptyArrays(b) })
+	}},
 	{"body: not JSON", func(m map[string]any) bool {
 		e := firstTlogEntry(m)
 		if e == nil {
@@ -415,6 +450,9 @@ func runParity(t *testing.T, cases []parityCase) {
 			if real != fork {
 				t.Fatalf("real and fork disagree:\nreal: %+v\nfork: %+v", real, fork)
 			}
+			if re, fe := entriesReal(t, c.tm, c.bundle), entriesFork(t, c.tm, c.bundle); re != fe {
+				t.Errorf("log entries: real and fork disagree:\nreal: %s\nfork: %s", re, fe)
+			}
 			if c.valid && real.err != "" {
 				t.Fatalf("valid bundle does not verify: %s", real.err)
 			}
@@ -424,12 +462,15 @@ func runParity(t *testing.T, cases []parityCase) {
 					continue
 				}
 				real, fork := verifyReal(t, c.tm, b, c.p), verifyFork(t, c.tm, b, c.p)
-				t.Logf("%s: %.120s", tc.name, real.err)
+				t.Logf("%s: %s", tc.name, real.err)
 				if verdictOnly[tc.name] {
 					if (real.err == "") != (fork.err == "") {
 						t.Errorf("%s: real and fork disagree:\nreal: %+v\nfork: %+v", tc.name, real, fork)
 					}
 					continue
+				}
+				if re, fe := entriesReal(t, c.tm, b), entriesFork(t, c.tm, b); re != fe {
+					t.Errorf("%s: log entries: real and fork disagree:\nreal: %s\nfork: %s", tc.name, re, fe)
 				}
 				if real != fork {
 					t.Errorf("%s: real and fork disagree:\nreal: %+v\nfork: %+v", tc.name, real, fork)
@@ -555,4 +596,254 @@ func TestForkRegistersSigstoreGoKinds(t *testing.T) {
 	if want := []string{"dsse", "hashedrekord", "intoto"}; !slices.Equal(kinds, want) {
 		t.Fatalf("fork registers kinds %v, want %v", kinds, want)
 	}
+}
+
+// entityBundle serialises a virtual Sigstore entity (sigstore-go's
+// pkg/testing/ca) as a v0.3 bundle (v0.1 without inclusion proof): its leaf certificate, log entries (with the
+// kind and version Rekor v1 writes where the entity leaves them out), timestamps, and DSSE
+// envelope or message signature.
+func entityBundle(t *testing.T, vs *ca.VirtualSigstore, e *ca.TestEntity) []byte {
+	t.Helper()
+	vc, err := e.VerificationContent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlogs, err := e.TlogEntries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []*protorekor.TransparencyLogEntry
+	for _, te := range tlogs {
+		tle := te.TransparencyLogEntry()
+		if tle.KindVersion == nil {
+			// The virtual Sigstore leaves the kind of its Rekor v1 entries
+			// out; Rekor writes it into every bundle.
+			tle.KindVersion = &protorekor.KindVersion{Kind: "hashedrekord", Version: "0.0.1"}
+		}
+		if tle.InclusionProof == nil && tle.InclusionPromise == nil {
+			// Nor does it put the signed entry timestamp it made into the
+			// entry: sign it again (ECDSA signatures differ, both are valid).
+			set, err := vs.RekorSignPayload(realtlog.RekorPayload{
+				Body:           te.Body(),
+				IntegratedTime: tle.IntegratedTime,
+				LogIndex:       tle.LogIndex,
+				LogID:          hex.EncodeToString(tle.LogId.KeyId),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tle.InclusionPromise = &protorekor.InclusionPromise{SignedEntryTimestamp: set}
+		}
+		entries = append(entries, tle)
+	}
+	tsrs, err := e.Timestamps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts []*protocommon.RFC3161SignedTimestamp
+	for _, tsr := range tsrs {
+		ts = append(ts, &protocommon.RFC3161SignedTimestamp{SignedTimestamp: tsr})
+	}
+	pb := &protobundle.Bundle{
+		MediaType: "application/vnd.dev.sigstore.bundle.v0.3+json",
+		VerificationMaterial: &protobundle.VerificationMaterial{
+			Content:                   &protobundle.VerificationMaterial_Certificate{Certificate: &protocommon.X509Certificate{RawBytes: vc.Certificate().Raw}},
+			TlogEntries:               entries,
+			TimestampVerificationData: &protobundle.TimestampVerificationData{Rfc3161Timestamps: ts},
+		},
+	}
+	if entries[0].InclusionProof == nil {
+		// A log entry with only its promise (signed entry timestamp) is a
+		// v0.1 bundle, which carries the certificate as a chain.
+		pb.MediaType = "application/vnd.dev.sigstore.bundle+json;version=0.1"
+		pb.VerificationMaterial.Content = &protobundle.VerificationMaterial_X509CertificateChain{X509CertificateChain: &protocommon.X509CertificateChain{
+			Certificates: []*protocommon.X509Certificate{{RawBytes: vc.Certificate().Raw}},
+		}}
+	}
+	sc, err := e.SignatureContent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch c := sc.(type) {
+	case *realbundle.Envelope:
+		payload, err := base64.StdEncoding.DecodeString(c.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sigs []*protodsse.Signature
+		for _, s := range c.Signatures {
+			raw, err := base64.StdEncoding.DecodeString(s.Sig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sigs = append(sigs, &protodsse.Signature{Sig: raw, Keyid: s.KeyID})
+		}
+		pb.Content = &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{Payload: payload, PayloadType: c.PayloadType, Signatures: sigs}}
+	case *realbundle.MessageSignature:
+		pb.Content = &protobundle.Bundle_MessageSignature{MessageSignature: &protocommon.MessageSignature{
+			MessageDigest: &protocommon.HashOutput{Algorithm: protocommon.HashAlgorithm_SHA2_256, Digest: c.Digest()},
+			Signature:     c.Signature(),
+		}}
+	default:
+		t.Fatalf("signature content %T", sc)
+	}
+	b, err := protojson.Marshal(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestParityVirtualSigstore verifies, with both implementations, what
+// sigstore-go's own virtual Sigstore signs: a DSSE envelope logged as a Rekor
+// v2 hashedrekord v0.0.2 entry (the rekor-tiles protobuf path of the fork) and
+// a message signature logged as a Rekor v1 hashedrekord v0.0.1 entry.
+func TestParityVirtualSigstore(t *testing.T) {
+	vs, err := ca.NewVirtualSigstore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const issuer, subject = "https://issuer.example", "signer@example.com"
+	statement := []byte(`{"_type":"https://in-toto.io/Statement/v1","predicateType":"https://slsa.dev/provenance/v1","subject":[{"name":"subject","digest":{"sha256":"deadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeef"}}],"predicate":{}}`)
+	v2, err := vs.AttestHashedRekordV2(subject, issuer, statement)
+	if err != nil {
+		t.Fatal(err)
+	}
+	artifact := []byte("artifact")
+	msg, err := vs.Sign(subject, issuer, artifact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2Bundle, msgBundle := entityBundle(t, vs, v2), entityBundle(t, vs, msg)
+	runParity(t, []parityCase{
+		{name: "rekor v2 hashedrekord, signed timestamps", tm: vs, bundle: v2Bundle, p: policy{tlog: 1, signedTS: 1, issuer: issuer, san: subject}, valid: true},
+		{name: "rekor v2 hashedrekord, observer timestamps", tm: vs, bundle: v2Bundle, p: policy{tlog: 1, observer: 1}, valid: true},
+		{name: "rekor v2 hashedrekord, other subject", tm: vs, bundle: v2Bundle, p: policy{tlog: 1, signedTS: 1, issuer: issuer, san: "other@example.com"}},
+		{name: "message signature, artifact", tm: vs, bundle: msgBundle, p: policy{tlog: 1, observer: 1, artifact: artifact, issuer: issuer, san: subject}, valid: true},
+		{name: "message signature, integrated timestamps", tm: vs, bundle: msgBundle, p: policy{tlog: 1, integrated: 1, artifact: artifact}, valid: true},
+		{name: "message signature, other artifact", tm: vs, bundle: msgBundle, p: policy{tlog: 1, observer: 1, artifact: []byte("other")}},
+	})
+}
+
+// tlogEntries returns the bundle's log entries, each read alone, so that the
+// tlog functions are compared entry by entry: Verify itself skips an entry
+// whose promise does not verify and only counts what is left.
+func tlogEntries(t *testing.T, bundleJSON []byte) []*protorekor.TransparencyLogEntry {
+	t.Helper()
+	var m struct {
+		VerificationMaterial struct {
+			TlogEntries []json.RawMessage `json:"tlogEntries"`
+		} `json:"verificationMaterial"`
+	}
+	if json.Unmarshal(bundleJSON, &m) != nil {
+		return nil
+	}
+	var out []*protorekor.TransparencyLogEntry
+	for _, raw := range m.VerificationMaterial.TlogEntries {
+		var tle protorekor.TransparencyLogEntry
+		if err := protojson.Unmarshal(raw, &tle); err != nil {
+			continue
+		}
+		out = append(out, &tle)
+	}
+	return out
+}
+
+// entry is the method set sigstore-go's tlog.Entry shares with the fork's.
+type entry interface {
+	Signature() []byte
+	PublicKey() any
+	GetHashedRekordDigest() ([]byte, string, bool)
+	GetDssePayloadHash() ([]byte, bool)
+	IsRekorV2() bool
+	IntegratedTime() time.Time
+	LogIndex() int64
+	LogKeyID() string
+	Body() any
+	HasInclusionPromise() bool
+	HasInclusionProof() bool
+}
+
+func describeEntry(e entry) string {
+	pk := "nil"
+	switch k := e.PublicKey().(type) {
+	case nil:
+	case *x509.Certificate:
+		pk = "cert " + hex.EncodeToString(k.Raw)
+	default:
+		der, err := x509.MarshalPKIXPublicKey(k)
+		pk = fmt.Sprintf("key %x %v", der, err)
+	}
+	d, alg, ok := e.GetHashedRekordDigest()
+	ph, pok := e.GetDssePayloadHash()
+	return fmt.Sprintf("sig=%x pk=%s digest=%x/%s/%v payload=%x/%v v2=%v time=%v index=%d log=%x body=%v promise=%v proof=%v",
+		e.Signature(), pk, d, alg, ok, ph, pok, e.IsRekorV2(), e.IntegratedTime().Unix(), e.LogIndex(), e.LogKeyID(), e.Body(), e.HasInclusionPromise(), e.HasInclusionProof())
+}
+
+// logVerifier is the trusted log of an entry, as verify.VerifyTlogEntry
+// loads it.
+func logVerifier(tm root.TrustedMaterial, keyID []byte) (signature.Verifier, string, bool) {
+	tl, ok := tm.RekorLogs()[hex.EncodeToString(keyID)]
+	if !ok {
+		return nil, "", false
+	}
+	v, err := signature.LoadVerifier(tl.PublicKey, tl.SignatureHashFunc)
+	if err != nil {
+		return nil, "", false
+	}
+	origin := ""
+	if u, err := url.Parse(tl.BaseURL); err == nil {
+		origin = u.Hostname()
+	}
+	return v, origin, true
+}
+
+func entriesReal(t *testing.T, tm root.TrustedMaterial, bundleJSON []byte) string {
+	t.Helper()
+	var out []string
+	for _, tle := range tlogEntries(t, bundleJSON) {
+		e, err := realtlog.ParseTransparencyLogEntry(tle)
+		if err != nil {
+			out = append(out, "parse: "+err.Error())
+			continue
+		}
+		r := describeEntry(e) + " validate=" + errText(realtlog.ValidateEntry(e))
+		if e.HasInclusionPromise() {
+			r += " set=" + errText(realtlog.VerifySET(e, tm.RekorLogs()))
+		}
+		if v, origin, ok := logVerifier(tm, tle.GetLogId().GetKeyId()); ok && e.HasInclusionProof() {
+			if e.IsRekorV2() {
+				r += " checkpoint=" + errText(realtlog.VerifyCheckpointAndInclusion(e, v, origin))
+			} else {
+				r += " inclusion=" + errText(realtlog.VerifyInclusion(e, v))
+			}
+		}
+		out = append(out, r)
+	}
+	return strings.Join(out, "\n")
+}
+
+func entriesFork(t *testing.T, tm root.TrustedMaterial, bundleJSON []byte) string {
+	t.Helper()
+	var out []string
+	for _, tle := range tlogEntries(t, bundleJSON) {
+		e, err := forktlog.ParseTransparencyLogEntry(tle)
+		if err != nil {
+			out = append(out, "parse: "+err.Error())
+			continue
+		}
+		r := describeEntry(e) + " validate=" + errText(forktlog.ValidateEntry(e))
+		if e.HasInclusionPromise() {
+			r += " set=" + errText(forktlog.VerifySET(e, tm.RekorLogs()))
+		}
+		if v, origin, ok := logVerifier(tm, tle.GetLogId().GetKeyId()); ok && e.HasInclusionProof() {
+			if e.IsRekorV2() {
+				r += " checkpoint=" + errText(forktlog.VerifyCheckpointAndInclusion(e, v, origin))
+			} else {
+				r += " inclusion=" + errText(forktlog.VerifyInclusion(e, v))
+			}
+		}
+		out = append(out, r)
+	}
+	return strings.Join(out, "\n")
 }
