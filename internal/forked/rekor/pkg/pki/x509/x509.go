@@ -28,7 +28,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/asaskevich/govalidator"
+	"github.com/ferryhq/ferry/internal/forked/govalidator"
 	"github.com/sigstore/rekor/pkg/pki/identity"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	sigsig "github.com/sigstore/sigstore/pkg/signature"

@@ -32,6 +32,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/generated/models"
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/internal/log"
+	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/pki/x509"
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/types"
 	dsseType "github.com/ferryhq/ferry/internal/forked/rekor/pkg/types/dsse"
 	"github.com/go-openapi/strfmt"
@@ -39,7 +40,6 @@ import (
 	"github.com/in-toto/in-toto-golang/in_toto"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 	pkitypes "github.com/sigstore/rekor/pkg/pki/pkitypes"
-	"github.com/sigstore/rekor/pkg/pki/x509"
 	"github.com/sigstore/sigstore/pkg/signature"
 	sigdsse "github.com/sigstore/sigstore/pkg/signature/dsse"
 )

@@ -34,10 +34,10 @@ import (
 
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/generated/models"
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/internal/log"
+	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/pki/x509"
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/types"
 	hashedrekord "github.com/ferryhq/ferry/internal/forked/rekor/pkg/types/hashedrekord"
 	pkitypes "github.com/sigstore/rekor/pkg/pki/pkitypes"
-	"github.com/sigstore/rekor/pkg/pki/x509"
 	"github.com/sigstore/rekor/pkg/util"
 	"github.com/sigstore/sigstore/pkg/signature/options"
 )

@@ -38,10 +38,10 @@ import (
 
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/generated/models"
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/internal/log"
+	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/pki/x509"
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/types"
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/types/intoto"
 	pkitypes "github.com/sigstore/rekor/pkg/pki/pkitypes"
-	"github.com/sigstore/rekor/pkg/pki/x509"
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/sigstore/sigstore/pkg/signature/options"
 )
