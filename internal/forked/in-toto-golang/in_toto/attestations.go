@@ -3,9 +3,8 @@ package in_toto
 import (
 	ita1 "github.com/in-toto/attestation/go/v1"
 	"github.com/in-toto/in-toto-golang/in_toto/slsa_provenance/common"
-	slsa01 "github.com/in-toto/in-toto-golang/in_toto/slsa_provenance/v0.1"
+	// ferry: slsa_provenance/v0.1 and v1 imports removed with the statements that used them.
 	slsa02 "github.com/in-toto/in-toto-golang/in_toto/slsa_provenance/v0.2"
-	slsa1 "github.com/in-toto/in-toto-golang/in_toto/slsa_provenance/v1"
 )
 
 const (
@@ -73,11 +72,9 @@ type Statement struct {
 	Predicate interface{} `json:"predicate"`
 }
 
-// ProvenanceStatementSLSA01 is the definition for an entire provenance statement with SLSA 0.1 predicate.
-type ProvenanceStatementSLSA01 struct {
-	StatementHeader
-	Predicate slsa01.ProvenancePredicate `json:"predicate"`
-}
+// ferry: ProvenanceStatementSLSA01 removed (upstream github.com/in-toto/in-toto-golang v0.11.0
+// in_toto/attestations.go): rekor's entry types use only PayloadType, Statement and
+// ProvenanceStatement; it imported slsa_provenance/v0.1.
 
 // ProvenanceStatementSLSA02 is the definition for an entire provenance statement with SLSA 0.2 predicate.
 type ProvenanceStatementSLSA02 struct {
@@ -85,16 +82,8 @@ type ProvenanceStatementSLSA02 struct {
 	Predicate slsa02.ProvenancePredicate `json:"predicate"`
 }
 
-// ProvenanceStatementSLSA1 is the definition for an entire provenance statement with SLSA 1.0 predicate.
-//
-// Deprecated: ProvenanceStatementSLSA1 exists for historical
-// compatibility and should not be used. To generate an ITE-6 v1 Statement
-// with an ITE-9 Provenance v1 predicate, use the Go APIs provided in
-// https://github.com/in-toto/attestation/tree/main/go.
-type ProvenanceStatementSLSA1 struct {
-	StatementHeader
-	Predicate slsa1.ProvenancePredicate `json:"predicate"`
-}
+// ferry: ProvenanceStatementSLSA1 removed (upstream attestations.go): unused by rekor; it
+// imported slsa_provenance/v1.
 
 // ProvenanceStatement is the definition for an entire provenance statement with SLSA 0.2 predicate.
 // Deprecated: Only version-specific provenance structs will be maintained (ProvenanceStatementSLSA01, ProvenanceStatementSLSA02).
@@ -103,11 +92,8 @@ type ProvenanceStatement struct {
 	Predicate slsa02.ProvenancePredicate `json:"predicate"`
 }
 
-// LinkStatement is the definition for an entire link statement.
-type LinkStatement struct {
-	StatementHeader
-	Predicate Link `json:"predicate"`
-}
+// ferry: LinkStatement removed (upstream attestations.go): unused by rekor; its Link is
+// declared in model.go, which this copy leaves out (with keylib, runlib, verifylib).
 
 /*
 SPDXStatement is the definition for an entire SPDX statement.

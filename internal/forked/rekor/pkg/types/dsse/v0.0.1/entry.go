@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ferryhq/ferry/internal/forked/in-toto-golang/in_toto"
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/generated/models"
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/internal/log"
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/pki/x509"
@@ -37,7 +38,6 @@ import (
 	dsseType "github.com/ferryhq/ferry/internal/forked/rekor/pkg/types/dsse"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag/conv"
-	"github.com/in-toto/in-toto-golang/in_toto"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 	pkitypes "github.com/sigstore/rekor/pkg/pki/pkitypes"
 	"github.com/sigstore/sigstore/pkg/signature"

@@ -30,7 +30,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/in-toto/in-toto-golang/in_toto"
+	"github.com/ferryhq/ferry/internal/forked/in-toto-golang/in_toto"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 
 	"github.com/go-openapi/strfmt"
