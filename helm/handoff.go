@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+	chart "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2"
+	"github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2/loader"
 	"go.yaml.in/yaml/v3"
-	chart "helm.sh/helm/v4/pkg/chart/v2"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/ferryhq/ferry/format"

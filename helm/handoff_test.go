@@ -9,12 +9,12 @@ import (
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/cli"
 	"helm.sh/helm/v4/pkg/downloader"
 	"helm.sh/helm/v4/pkg/getter"
 
 	"github.com/ferryhq/ferry/internal/charttest"
+	"github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2/loader"
 	"github.com/ferryhq/ferry/lock"
 )
 

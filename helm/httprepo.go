@@ -12,11 +12,11 @@ import (
 	"strings"
 	"time"
 
+	chart "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2"
+	"github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2/loader"
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	chart "helm.sh/helm/v4/pkg/chart/v2"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"

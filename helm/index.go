@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
-	chart "helm.sh/helm/v4/pkg/chart/v2"
+	chart "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2"
 	"sigs.k8s.io/yaml"
 )
 

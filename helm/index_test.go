@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
-	chart "helm.sh/helm/v4/pkg/chart/v2"
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/provenance"
 	"helm.sh/helm/v4/pkg/registry"
 	repo "helm.sh/helm/v4/pkg/repo/v1"
 	"sigs.k8s.io/yaml"
+
+	chart "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2"
 )
 
 // The tests below pin ferry's copy of Helm's repository-index rules
@@ -137,7 +139,7 @@ func TestServedIndexMatchesHelm(t *testing.T) {
 		file := m.Name + "-" + m.Version + ".tgz"
 		digest := string(rune('a'+i)) + "bc"
 		ours.Entries[m.Name] = append(ours.Entries[m.Name], &chartVersion{Metadata: m, URLs: []string{file}, Created: created, Digest: digest})
-		helms.Entries[m.Name] = append(helms.Entries[m.Name], &repo.ChartVersion{Metadata: m, URLs: []string{file}, Created: created, Digest: digest})
+		helms.Entries[m.Name] = append(helms.Entries[m.Name], &repo.ChartVersion{Metadata: asHelms[*helmchart.Metadata](t, m), URLs: []string{file}, Created: created, Digest: digest})
 	}
 	ours.sortEntries()
 	helms.SortEntries()
@@ -201,7 +203,7 @@ func TestHashReqIsHelms(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		data, err := json.Marshal(tt)
+		data, err := json.Marshal(asHelms[[2][]*helmchart.Dependency](t, tt))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,4 +215,21 @@ func TestHashReqIsHelms(t *testing.T) {
 			t.Errorf("hashReq = %s, Helm's digest sha256:%s", got, want)
 		}
 	}
+}
+
+// asHelms converts v, a value of ferry's fork of Helm's chart types
+// (internal/forked/helm), to the same value of Helm's own type T, through
+// JSON (the two have the same fields and tags: internal/forked/helm's
+// tests hold the fork to Helm), for tests that hand it to Helm.
+func asHelms[T any](t *testing.T, v any) T {
+	t.Helper()
+	var out T
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	chart "helm.sh/helm/v4/pkg/chart/v2"
+	chart "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2"
 
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/mirrorset"

@@ -3,6 +3,12 @@
 // local charts (Chart.yaml, a chart directory or a .tgz) as roots. It
 // follows Chart.yaml's dependencies as `helm dependency build` does, and
 // finds the images a chart deploys by rendering it with Helm's engine.
+//
+// Helm's chart loader, values and engine come from internal/forked/helm,
+// Helm v4.3.1's packages without the Kubernetes client libraries they
+// import (its UPSTREAM.md; its tests render every vendored chart with it
+// and with Helm and require the same output). Only pkg/provenance and
+// pkg/strvals are imported from helm.sh/helm/v4 itself.
 package helm
 
 // Media types of an OCI chart, copied from Helm's own constants

@@ -15,8 +15,8 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
 
-	chart "helm.sh/helm/v4/pkg/chart/v2"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chart "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2"
+	"github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2/loader"
 
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/lock"

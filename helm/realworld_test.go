@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2/loader"
 
 	"github.com/ferryhq/ferry/helm"
 	"github.com/ferryhq/ferry/internal/realworldhelm"

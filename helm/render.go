@@ -9,12 +9,12 @@ import (
 	"sort"
 	"strings"
 
-	"helm.sh/helm/v4/pkg/chart/common"
-	commonutil "helm.sh/helm/v4/pkg/chart/common/util"
-	chart "helm.sh/helm/v4/pkg/chart/v2"
-	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
-	"helm.sh/helm/v4/pkg/engine"
-	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	"github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/common"
+	commonutil "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/common/util"
+	chart "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2"
+	chartutil "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2/util"
+	"github.com/ferryhq/ferry/internal/forked/helm/pkg/engine"
+	releaseutil "github.com/ferryhq/ferry/internal/forked/helm/pkg/release/v1/util"
 	"sigs.k8s.io/yaml"
 )
 

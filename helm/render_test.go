@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v4/pkg/chart/common"
-	chart "helm.sh/helm/v4/pkg/chart/v2"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/common"
+	chart "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2"
+	"github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2/loader"
 )
 
 // renderTestChart builds a chart with Helm's types: name, default values (YAML)

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	chart "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"oras.land/oras-go/v2/content"
 
 	"github.com/ferryhq/ferry/format"

@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/Masterminds/semver/v3"
-	chart "helm.sh/helm/v4/pkg/chart/v2"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chart "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2"
+	"github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2/loader"
 
 	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"

@@ -9,10 +9,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/distribution/distribution/v3/configuration"
-	"github.com/distribution/distribution/v3/registry/auth"
-	_ "github.com/distribution/distribution/v3/registry/auth/htpasswd" // the "htpasswd" access controller
-	_ "github.com/distribution/distribution/v3/registry/auth/token"    // the "token" access controller
+	"github.com/ferryhq/ferry/internal/forked/distribution/configuration"
+	"github.com/ferryhq/ferry/internal/forked/distribution/registry/auth"
+	_ "github.com/ferryhq/ferry/internal/forked/distribution/registry/auth/htpasswd" // the "htpasswd" access controller
+	_ "github.com/ferryhq/ferry/internal/forked/distribution/registry/auth/token"    // the "token" access controller
 )
 
 // guard sits in front of the registry and the Extra routes: it refuses

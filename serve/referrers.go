@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/distribution/distribution/v3/registry/auth"
+	"github.com/ferryhq/ferry/internal/forked/distribution/registry/auth"
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"

@@ -20,9 +20,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/distribution/distribution/v3/configuration"
-	"github.com/distribution/distribution/v3/registry/handlers"
-	_ "github.com/distribution/distribution/v3/registry/storage/driver/filesystem" // the "filesystem" storage driver
+	"github.com/ferryhq/ferry/internal/forked/distribution/configuration"
+	"github.com/ferryhq/ferry/internal/forked/distribution/registry/handlers"
+	_ "github.com/ferryhq/ferry/internal/forked/distribution/registry/storage/driver/filesystem" // the "filesystem" storage driver
 	"github.com/sirupsen/logrus"
 )
 
@@ -119,7 +119,7 @@ type Server struct {
 	// TLS reports whether the server speaks HTTPS.
 	TLS  bool
 	srv  *http.Server
-	app  *handlers.App
+	app  registryApp
 	done chan error
 
 	mu    sync.Mutex
@@ -148,10 +148,44 @@ func (s *Server) URL() string {
 	return "http://" + s.Addr
 }
 
+// registryApp is the distribution registry handler Start serves and shuts
+// down: ferry's copy of distribution's *handlers.App.
+type registryApp interface {
+	http.Handler
+	Shutdown() error
+}
+
+// newApp builds the registry handler Start serves. Tests replace it to run
+// ferry serve around the real upstream distribution handlers (the parity
+// test, parity_test.go).
+var newApp = func(ctx context.Context, opts Options) (registryApp, error) {
+	return Handler(ctx, opts)
+}
+
 // Handler builds the distribution registry handler for opts without serving
 // it. It applies ReadOnly (maintenance mode) and TokenAuth, but not
 // Htpasswd, AnonymousRead or Extra: Start puts those in front of it.
 func Handler(ctx context.Context, opts Options) (*handlers.App, error) {
+	cfg, err := configure(opts)
+	if err != nil {
+		return nil, err
+	}
+	var app *handlers.App
+	var perr error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				perr = fmt.Errorf("serve: starting registry on %s: %v", opts.Root, r)
+			}
+		}()
+		app = handlers.NewApp(ctx, cfg)
+	}()
+	return app, perr
+}
+
+// configure returns the distribution configuration of opts, and points
+// distribution's logging at opts.Log.
+func configure(opts Options) (*configuration.Configuration, error) {
 	if opts.Root == "" {
 		return nil, errors.New("serve: a storage root directory is required")
 	}
@@ -193,17 +227,7 @@ func Handler(ctx context.Context, opts Options) (*handlers.App, error) {
 		return nil, err
 	}
 	cfg.HTTP.Secret = secret
-	var app *handlers.App
-	var perr error
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				perr = fmt.Errorf("serve: starting registry on %s: %v", opts.Root, r)
-			}
-		}()
-		app = handlers.NewApp(ctx, cfg)
-	}()
-	return app, perr
+	return cfg, nil
 }
 
 func randomSecret() (string, error) {
@@ -231,7 +255,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	app, err := Handler(ctx, opts)
+	app, err := newApp(ctx, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/ferryhq/ferry/internal/charttest"
 	"github.com/ferryhq/ferry/internal/clitest"
 	"github.com/ferryhq/ferry/internal/fixture"
+	forkloader "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2/loader"
 	"github.com/ferryhq/ferry/internal/registrytest"
 	"github.com/ferryhq/ferry/lock"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -303,7 +304,8 @@ func TestHelmClosure(t *testing.T) {
 		if err != nil {
 			t.Fatalf("helm pull %s: %v", ref, err)
 		}
-		ch, err := loader.LoadArchive(bytes.NewReader(res.Chart.Data))
+		// ferry renders with its fork of Helm's chart packages.
+		ch, err := forkloader.LoadArchive(bytes.NewReader(res.Chart.Data))
 		if err != nil || ch.Name() != name {
 			t.Fatalf("helm pull %s: %v %v", ref, ch, err)
 		}

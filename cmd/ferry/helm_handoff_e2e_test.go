@@ -17,6 +17,7 @@ import (
 	"github.com/ferryhq/ferry/helm"
 	"github.com/ferryhq/ferry/internal/charttest"
 	"github.com/ferryhq/ferry/internal/clitest"
+	forkloader "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2/loader"
 	"github.com/ferryhq/ferry/internal/tooltest"
 )
 
@@ -138,7 +139,12 @@ func TestHelmHandOff(t *testing.T) {
 			t.Errorf("helm install's dependency check: %s is missing from charts/", d.Name)
 		}
 	}
-	images, err := helm.Images(ch, nil)
+	// ferry renders with its fork of Helm's chart packages.
+	fch, err := forkloader.LoadDir(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	images, err := helm.Images(fch, nil)
 	if err != nil {
 		t.Fatalf("rendering: %v", err)
 	}
