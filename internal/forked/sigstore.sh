@@ -44,7 +44,7 @@ own() { # own MODPATH PKG...: imports of the copied packages move to the fork
 }
 case $name in
 sigstore-go)
-  set -- internal/certificate internal/limits pkg/bundle pkg/tlog pkg/verify
+  set -- internal/certificate internal/limits pkg/bundle pkg/root pkg/tlog pkg/verify
   pkgs "$(dir github.com/sigstore/sigstore-go)" "$@"; files "$(dir github.com/sigstore/sigstore-go)" LICENSE COPYRIGHT.txt
   own github.com/sigstore/sigstore-go "$@" ;;
 rekor-tiles)

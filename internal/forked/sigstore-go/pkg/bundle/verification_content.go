@@ -19,8 +19,8 @@ import (
 	"crypto/x509"
 	"time"
 
+	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/root"
 	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/verify"
-	"github.com/sigstore/sigstore-go/pkg/root"
 )
 
 type Certificate struct {

@@ -47,7 +47,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/root"
 )
 
 type Entry struct {

@@ -19,7 +19,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/root"
 )
 
 func VerifyLeafCertificate(observerTimestamp time.Time, leafCert *x509.Certificate, trustedMaterial root.TrustedMaterial) ([][]*x509.Certificate, error) { // nolint: revive

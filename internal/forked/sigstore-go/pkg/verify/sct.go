@@ -21,10 +21,10 @@ import (
 	"fmt"
 
 	"github.com/ferryhq/ferry/internal/forked/certificate-transparency-go/ctutil"
+	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/root"
 	ct "github.com/google/certificate-transparency-go"
 	ctx509 "github.com/google/certificate-transparency-go/x509"
 	"github.com/google/certificate-transparency-go/x509util"
-	"github.com/sigstore/sigstore-go/pkg/root"
 )
 
 // VerifySignedCertificateTimestamp, given a threshold, TrustedMaterial, and a

@@ -23,9 +23,9 @@ import (
 	"io"
 	"time"
 
+	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/root"
 	in_toto "github.com/in-toto/attestation/go/v1"
 	"github.com/sigstore/sigstore-go/pkg/fulcio/certificate"
-	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"google.golang.org/protobuf/encoding/protojson"
 )

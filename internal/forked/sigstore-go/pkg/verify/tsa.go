@@ -19,7 +19,7 @@ import (
 	"fmt"
 
 	"github.com/ferryhq/ferry/internal/forked/sigstore-go/internal/limits"
-	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/root"
 )
 
 // VerifySignedTimestamp verifies that the given entity has been timestamped
