@@ -11,10 +11,10 @@ import (
 
 	"github.com/ferryhq/ferry/errkind"
 	sgbundle "github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/bundle"
+	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/root"
 	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/verify"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"github.com/sigstore/sigstore-go/pkg/root"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry"
 )

@@ -10,6 +10,7 @@ package sigstorego_test
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
@@ -29,7 +30,7 @@ import (
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
 	protorekor "github.com/sigstore/protobuf-specs/gen/pb-go/rekor/v1"
-	"github.com/sigstore/sigstore-go/pkg/root"
+	realroot "github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
@@ -42,6 +43,7 @@ import (
 
 	forktypes "github.com/ferryhq/ferry/internal/forked/rekor/pkg/types"
 	forkbundle "github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/bundle"
+	forkroot "github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/root"
 	forkverify "github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/verify"
 
 	"github.com/ferryhq/ferry/internal/cosigntest"
@@ -81,7 +83,28 @@ func resultJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-func verifyReal(t *testing.T, tm root.TrustedMaterial, bundleJSON []byte, p policy) outcome {
+// material is the same trusted material for each implementation: the real
+// sigstore-go's root types and the copy's.
+type material struct {
+	real realroot.TrustedMaterial
+	fork forkroot.TrustedMaterial
+}
+
+// rootFromJSON loads a trusted_root.json with both implementations.
+func rootFromJSON(t *testing.T, data []byte) material {
+	t.Helper()
+	r, err := realroot.NewTrustedRootFromJSON(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := forkroot.NewTrustedRootFromJSON(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return material{real: r, fork: f}
+}
+
+func verifyReal(t *testing.T, tm realroot.TrustedMaterial, bundleJSON []byte, p policy) outcome {
 	t.Helper()
 	var b realbundle.Bundle
 	if err := b.UnmarshalJSON(bundleJSON); err != nil {
@@ -134,7 +157,7 @@ func verifyReal(t *testing.T, tm root.TrustedMaterial, bundleJSON []byte, p poli
 	return outcome{result: resultJSON(t, res)}
 }
 
-func verifyFork(t *testing.T, tm root.TrustedMaterial, bundleJSON []byte, p policy) outcome {
+func verifyFork(t *testing.T, tm forkroot.TrustedMaterial, bundleJSON []byte, p policy) outcome {
 	t.Helper()
 	var b forkbundle.Bundle
 	if err := b.UnmarshalJSON(bundleJSON); err != nil {
@@ -435,7 +458,7 @@ var verdictOnly = map[string]bool{"body: kind sigstore-go does not register": tr
 
 type parityCase struct {
 	name   string
-	tm     root.TrustedMaterial
+	tm     material
 	bundle []byte
 	p      policy
 	// valid: the untampered bundle must verify (with both).
@@ -446,11 +469,11 @@ func runParity(t *testing.T, cases []parityCase) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			real, fork := verifyReal(t, c.tm, c.bundle, c.p), verifyFork(t, c.tm, c.bundle, c.p)
+			real, fork := verifyReal(t, c.tm.real, c.bundle, c.p), verifyFork(t, c.tm.fork, c.bundle, c.p)
 			if real != fork {
 				t.Fatalf("real and fork disagree:\nreal: %+v\nfork: %+v", real, fork)
 			}
-			if re, fe := entriesReal(t, c.tm, c.bundle), entriesFork(t, c.tm, c.bundle); re != fe {
+			if re, fe := entriesReal(t, c.tm.real, c.bundle), entriesFork(t, c.tm.fork, c.bundle); re != fe {
 				t.Errorf("log entries: real and fork disagree:\nreal: %s\nfork: %s", re, fe)
 			}
 			if c.valid && real.err != "" {
@@ -461,7 +484,7 @@ func runParity(t *testing.T, cases []parityCase) {
 				if b == nil {
 					continue
 				}
-				real, fork := verifyReal(t, c.tm, b, c.p), verifyFork(t, c.tm, b, c.p)
+				real, fork := verifyReal(t, c.tm.real, b, c.p), verifyFork(t, c.tm.fork, b, c.p)
 				t.Logf("%s: %s", tc.name, real.err)
 				if verdictOnly[tc.name] {
 					if (real.err == "") != (fork.err == "") {
@@ -469,7 +492,7 @@ func runParity(t *testing.T, cases []parityCase) {
 					}
 					continue
 				}
-				if re, fe := entriesReal(t, c.tm, b), entriesFork(t, c.tm, b); re != fe {
+				if re, fe := entriesReal(t, c.tm.real, b), entriesFork(t, c.tm.fork, b); re != fe {
 					t.Errorf("%s: log entries: real and fork disagree:\nreal: %s\nfork: %s", tc.name, re, fe)
 				}
 				if real != fork {
@@ -489,13 +512,9 @@ func readFile(t *testing.T, name string) []byte {
 	return b
 }
 
-func trustedRoot(t *testing.T, name string) *root.TrustedRoot {
+func trustedRoot(t *testing.T, name string) material {
 	t.Helper()
-	tr, err := root.NewTrustedRootFromJSON(readFile(t, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
+	return rootFromJSON(t, readFile(t, name))
 }
 
 // TestParityUpstreamBundles verifies sigstore-go's own test bundles, as its
@@ -523,10 +542,15 @@ func TestParityUpstreamBundles(t *testing.T) {
 		t.Fatal(err)
 	}
 	keyRoot := trustedRoot(t, "trusted-roots-public-key-validity.json")
-	keyMaterial := func(start, end time.Time) root.TrustedMaterial {
-		return root.TrustedMaterialCollection{keyRoot, root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) {
-			return root.NewExpiringKey(sv, start, end), nil
-		})}
+	keyMaterial := func(start, end time.Time) material {
+		return material{
+			real: realroot.TrustedMaterialCollection{keyRoot.real, realroot.NewTrustedPublicKeyMaterial(func(string) (realroot.TimeConstrainedVerifier, error) {
+				return realroot.NewExpiringKey(sv, start, end), nil
+			})},
+			fork: forkroot.TrustedMaterialCollection{keyRoot.fork, forkroot.NewTrustedPublicKeyMaterial(func(string) (forkroot.TimeConstrainedVerifier, error) {
+				return forkroot.NewExpiringKey(sv, start, end), nil
+			})},
+		}
 	}
 	keyBundle := readFile(t, "bundles-public-key-validity.sigstore.json")
 
@@ -559,10 +583,7 @@ func TestParityCosignBundles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := root.NewTrustedRootFromJSON(trJSON)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := rootFromJSON(t, trJSON)
 	const issuer, subject = "https://issuer.example", "signer@example.com"
 	sum := sha256.Sum256([]byte("manifest"))
 	d := digest.NewDigestFromBytes(digest.SHA256, sum[:])
@@ -715,13 +736,39 @@ func TestParityVirtualSigstore(t *testing.T) {
 		t.Fatal(err)
 	}
 	v2Bundle, msgBundle := entityBundle(t, vs, v2), entityBundle(t, vs, msg)
+	// The virtual Sigstore's trusted material, as a trusted_root.json both
+	// implementations load (cosigntest.Keyless.TrustedRootJSON does the same:
+	// the virtual Sigstore keys its logs by the hex of their ID and keeps
+	// that hex as the ID, a trusted root holds the raw ID).
+	rawIDs := func(logs map[string]*realroot.TransparencyLog) map[string]*realroot.TransparencyLog {
+		out := map[string]*realroot.TransparencyLog{}
+		for id, l := range logs {
+			raw, err := hex.DecodeString(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := *l
+			c.ID = raw
+			out[id] = &c
+		}
+		return out
+	}
+	vtr, err := realroot.NewTrustedRoot(realroot.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), rawIDs(vs.CTLogs()), vs.TimestampingAuthorities(), rawIDs(vs.RekorLogs()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vtrJSON, err := vtr.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := rootFromJSON(t, vtrJSON)
 	runParity(t, []parityCase{
-		{name: "rekor v2 hashedrekord, signed timestamps", tm: vs, bundle: v2Bundle, p: policy{tlog: 1, signedTS: 1, issuer: issuer, san: subject}, valid: true},
-		{name: "rekor v2 hashedrekord, observer timestamps", tm: vs, bundle: v2Bundle, p: policy{tlog: 1, observer: 1}, valid: true},
-		{name: "rekor v2 hashedrekord, other subject", tm: vs, bundle: v2Bundle, p: policy{tlog: 1, signedTS: 1, issuer: issuer, san: "other@example.com"}},
-		{name: "message signature, artifact", tm: vs, bundle: msgBundle, p: policy{tlog: 1, observer: 1, artifact: artifact, issuer: issuer, san: subject}, valid: true},
-		{name: "message signature, integrated timestamps", tm: vs, bundle: msgBundle, p: policy{tlog: 1, integrated: 1, artifact: artifact}, valid: true},
-		{name: "message signature, other artifact", tm: vs, bundle: msgBundle, p: policy{tlog: 1, observer: 1, artifact: []byte("other")}},
+		{name: "rekor v2 hashedrekord, signed timestamps", tm: vm, bundle: v2Bundle, p: policy{tlog: 1, signedTS: 1, issuer: issuer, san: subject}, valid: true},
+		{name: "rekor v2 hashedrekord, observer timestamps", tm: vm, bundle: v2Bundle, p: policy{tlog: 1, observer: 1}, valid: true},
+		{name: "rekor v2 hashedrekord, other subject", tm: vm, bundle: v2Bundle, p: policy{tlog: 1, signedTS: 1, issuer: issuer, san: "other@example.com"}},
+		{name: "message signature, artifact", tm: vm, bundle: msgBundle, p: policy{tlog: 1, observer: 1, artifact: artifact, issuer: issuer, san: subject}, valid: true},
+		{name: "message signature, integrated timestamps", tm: vm, bundle: msgBundle, p: policy{tlog: 1, integrated: 1, artifact: artifact}, valid: true},
+		{name: "message signature, other artifact", tm: vm, bundle: msgBundle, p: policy{tlog: 1, observer: 1, artifact: []byte("other")}},
 	})
 }
 
@@ -782,23 +829,19 @@ func describeEntry(e entry) string {
 
 // logVerifier is the trusted log of an entry, as verify.VerifyTlogEntry
 // loads it.
-func logVerifier(tm root.TrustedMaterial, keyID []byte) (signature.Verifier, string, bool) {
-	tl, ok := tm.RekorLogs()[hex.EncodeToString(keyID)]
-	if !ok {
-		return nil, "", false
-	}
-	v, err := signature.LoadVerifier(tl.PublicKey, tl.SignatureHashFunc)
+func logVerifier(pub crypto.PublicKey, hf crypto.Hash, baseURL string) (signature.Verifier, string, bool) {
+	v, err := signature.LoadVerifier(pub, hf)
 	if err != nil {
 		return nil, "", false
 	}
 	origin := ""
-	if u, err := url.Parse(tl.BaseURL); err == nil {
+	if u, err := url.Parse(baseURL); err == nil {
 		origin = u.Hostname()
 	}
 	return v, origin, true
 }
 
-func entriesReal(t *testing.T, tm root.TrustedMaterial, bundleJSON []byte) string {
+func entriesReal(t *testing.T, tm realroot.TrustedMaterial, bundleJSON []byte) string {
 	t.Helper()
 	var out []string
 	for _, tle := range tlogEntries(t, bundleJSON) {
@@ -811,10 +854,14 @@ func entriesReal(t *testing.T, tm root.TrustedMaterial, bundleJSON []byte) strin
 		if e.HasInclusionPromise() {
 			r += " set=" + errText(realtlog.VerifySET(e, tm.RekorLogs()))
 		}
-		if v, origin, ok := logVerifier(tm, tle.GetLogId().GetKeyId()); ok && e.HasInclusionProof() {
-			if e.IsRekorV2() {
+		if tl, ok := tm.RekorLogs()[hex.EncodeToString(tle.GetLogId().GetKeyId())]; ok && e.HasInclusionProof() {
+			v, origin, ok := logVerifier(tl.PublicKey, tl.SignatureHashFunc, tl.BaseURL)
+			switch {
+			case !ok:
+				r += " verifier=none"
+			case e.IsRekorV2():
 				r += " checkpoint=" + errText(realtlog.VerifyCheckpointAndInclusion(e, v, origin))
-			} else {
+			default:
 				r += " inclusion=" + errText(realtlog.VerifyInclusion(e, v))
 			}
 		}
@@ -823,7 +870,7 @@ func entriesReal(t *testing.T, tm root.TrustedMaterial, bundleJSON []byte) strin
 	return strings.Join(out, "\n")
 }
 
-func entriesFork(t *testing.T, tm root.TrustedMaterial, bundleJSON []byte) string {
+func entriesFork(t *testing.T, tm forkroot.TrustedMaterial, bundleJSON []byte) string {
 	t.Helper()
 	var out []string
 	for _, tle := range tlogEntries(t, bundleJSON) {
@@ -836,14 +883,59 @@ func entriesFork(t *testing.T, tm root.TrustedMaterial, bundleJSON []byte) strin
 		if e.HasInclusionPromise() {
 			r += " set=" + errText(forktlog.VerifySET(e, tm.RekorLogs()))
 		}
-		if v, origin, ok := logVerifier(tm, tle.GetLogId().GetKeyId()); ok && e.HasInclusionProof() {
-			if e.IsRekorV2() {
+		if tl, ok := tm.RekorLogs()[hex.EncodeToString(tle.GetLogId().GetKeyId())]; ok && e.HasInclusionProof() {
+			v, origin, ok := logVerifier(tl.PublicKey, tl.SignatureHashFunc, tl.BaseURL)
+			switch {
+			case !ok:
+				r += " verifier=none"
+			case e.IsRekorV2():
 				r += " checkpoint=" + errText(forktlog.VerifyCheckpointAndInclusion(e, v, origin))
-			} else {
+			default:
 				r += " inclusion=" + errText(forktlog.VerifyInclusion(e, v))
 			}
 		}
 		out = append(out, r)
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestParityTrustedRoot loads trusted roots, real and broken, with the real
+// pkg/root and the copy: the same error, or the same root written back.
+func TestParityTrustedRoot(t *testing.T) {
+	for _, name := range []string{"trusted-roots-public-good.json", "trusted-roots-scaffolding.json", "trusted-roots-public-key-validity.json"} {
+		data := readFile(t, name)
+		docs := map[string][]byte{name: data}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{"mediaType", "tlogs", "certificateAuthorities", "ctlogs", "timestampAuthorities"} {
+			c := map[string]any{}
+			for k, v := range m {
+				c[k] = v
+			}
+			delete(c, key)
+			b, _ := json.Marshal(c)
+			docs[name+" without "+key] = b
+		}
+		docs[name+" truncated"] = data[:len(data)/2]
+		broken := strings.Replace(string(data), `"rawBytes": "`, `"rawBytes": "AAAA`, 1)
+		docs[name+" with a broken key"] = []byte(broken)
+		for doc, b := range docs {
+			r, rerr := realroot.NewTrustedRootFromJSON(b)
+			f, ferr := forkroot.NewTrustedRootFromJSON(b)
+			if errText(rerr) != errText(ferr) {
+				t.Errorf("%s: real %v, fork %v", doc, rerr, ferr)
+				continue
+			}
+			if rerr != nil {
+				continue
+			}
+			rj, _ := r.MarshalJSON()
+			fj, _ := f.MarshalJSON()
+			if !bytes.Equal(rj, fj) {
+				t.Errorf("%s: the roots differ:\nreal %s\nfork %s", doc, rj, fj)
+			}
+		}
+	}
 }

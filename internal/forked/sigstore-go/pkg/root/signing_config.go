@@ -23,7 +23,7 @@ import (
 
 	v1 "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	prototrustroot "github.com/sigstore/protobuf-specs/gen/pb-go/trustroot/v1"
-	"github.com/sigstore/sigstore-go/pkg/tuf"
+	// ferry: the pkg/tuf import removed with the TUF functions.
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
@@ -433,25 +433,6 @@ func NewSigningConfigProtobuf(scJSON []byte) (*prototrustroot.SigningConfig, err
 	return pbSC, nil
 }
 
-// FetchSigningConfig fetches the public-good Sigstore signing configuration from TUF.
-func FetchSigningConfig() (*SigningConfig, error) {
-	return FetchSigningConfigWithOptions(tuf.DefaultOptions())
-}
-
-// FetchSigningConfig fetches the public-good Sigstore signing configuration with the given options from TUF.
-func FetchSigningConfigWithOptions(opts *tuf.Options) (*SigningConfig, error) {
-	client, err := tuf.New(opts)
-	if err != nil {
-		return nil, err
-	}
-	return GetSigningConfig(client)
-}
-
-// GetSigningConfig fetches the public-good Sigstore signing configuration target from TUF.
-func GetSigningConfig(c *tuf.Client) (*SigningConfig, error) {
-	jsonBytes, err := c.GetTarget("signing_config.v0.2.json")
-	if err != nil {
-		return nil, err
-	}
-	return NewSigningConfigFromJSON(jsonBytes)
-}
+// ferry: FetchSigningConfig, FetchSigningConfigWithOptions and GetSigningConfig removed
+// (upstream pkg/root/signing_config.go): they fetch the signing configuration over
+// TUF (pkg/tuf, go-tuf); ferry does not sign with a signing configuration.

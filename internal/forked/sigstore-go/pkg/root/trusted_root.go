@@ -23,14 +23,12 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"fmt"
-	"log"
+	// ferry: log, sync and pkg/tuf imports removed with LiveTrustedRoot and the TUF functions.
 	"os"
-	"sync"
 	"time"
 
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	prototrustroot "github.com/sigstore/protobuf-specs/gen/pb-go/trustroot/v1"
-	"github.com/sigstore/sigstore-go/pkg/tuf"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -406,30 +404,10 @@ func NewTrustedRoot(mediaType string,
 	return tr, nil
 }
 
-// FetchTrustedRoot fetches the Sigstore trusted root from TUF and returns it.
-func FetchTrustedRoot() (*TrustedRoot, error) {
-	return FetchTrustedRootWithOptions(tuf.DefaultOptions())
-}
-
-// FetchTrustedRootWithOptions fetches the trusted root from TUF with the given options and returns it.
-func FetchTrustedRootWithOptions(opts *tuf.Options) (*TrustedRoot, error) {
-	client, err := tuf.New(opts)
-	if err != nil {
-		return nil, fmt.Errorf("failed to create TUF client %w", err)
-	}
-	return GetTrustedRoot(client)
-}
-
-// GetTrustedRoot returns the trusted root
-func GetTrustedRoot(c *tuf.Client) (*TrustedRoot, error) {
-	jsonBytes, err := c.GetTarget(defaultTrustedRoot)
-	if err != nil {
-		return nil, fmt.Errorf("failed to get trusted root from TUF client %w",
-			err,
-		)
-	}
-	return NewTrustedRootFromJSON(jsonBytes)
-}
+// ferry: FetchTrustedRoot, FetchTrustedRootWithOptions and GetTrustedRoot removed
+// (upstream github.com/sigstore/sigstore-go v1.3.0 pkg/root/trusted_root.go): they
+// fetch the trusted root over TUF (pkg/tuf, go-tuf); ferry reads trusted_root.json
+// from a file (NewTrustedRootFromPath).
 
 func getSignatureHashAlgo(pubKey crypto.PublicKey) crypto.Hash {
 	var h crypto.Hash
@@ -455,115 +433,7 @@ func getSignatureHashAlgo(pubKey crypto.PublicKey) crypto.Hash {
 	return h
 }
 
-// LiveTrustedRoot is a wrapper around TrustedRoot that periodically
-// refreshes the trusted root from TUF. This is needed for long-running
-// processes to ensure that the trusted root does not expire.
-type LiveTrustedRoot struct {
-	*TrustedRoot
-	mu sync.RWMutex
-}
-
-// NewLiveTrustedRoot returns a LiveTrustedRoot that will periodically
-// refresh the trusted root from TUF.
-func NewLiveTrustedRoot(opts *tuf.Options) (*LiveTrustedRoot, error) {
-	return NewLiveTrustedRootFromTarget(opts, defaultTrustedRoot)
-}
-
-// NewLiveTrustedRootFromTarget returns a LiveTrustedRoot that will
-// periodically refresh the trusted root from TUF using the provided target.
-func NewLiveTrustedRootFromTarget(opts *tuf.Options, target string) (*LiveTrustedRoot, error) {
-	return NewLiveTrustedRootFromTargetWithPeriod(opts, target, 24*time.Hour)
-}
-
-// NewLiveTrustedRootFromTargetWithPeriod returns a LiveTrustedRoot that
-// performs a TUF refresh with the provided period, accesssing the provided
-// target.
-func NewLiveTrustedRootFromTargetWithPeriod(opts *tuf.Options, target string, rfPeriod time.Duration) (*LiveTrustedRoot, error) {
-	client, err := tuf.New(opts)
-	if err != nil {
-		return nil, fmt.Errorf("failed to create TUF client %w", err)
-	}
-
-	b, err := client.GetTarget(target)
-	if err != nil {
-		return nil, fmt.Errorf("failed to get target from TUF client %w", err)
-	}
-
-	tr, err := NewTrustedRootFromJSON(b)
-	if err != nil {
-		return nil, err
-	}
-	ltr := &LiveTrustedRoot{
-		TrustedRoot: tr,
-		mu:          sync.RWMutex{},
-	}
-
-	var done <-chan struct{}
-	if opts != nil && opts.Context != nil {
-		done = opts.Context.Done()
-	}
-
-	ticker := time.NewTicker(rfPeriod)
-	go func() {
-		for {
-			select {
-			case <-done:
-				ticker.Stop()
-				return
-			case <-ticker.C:
-				client, err = tuf.New(opts)
-				if err != nil {
-					log.Printf("error creating TUF client: %v", err)
-					continue
-				}
-
-				b, err := client.GetTarget(target)
-				if err != nil {
-					log.Printf("error fetching trusted root: %v", err)
-					continue
-				}
-
-				newTr, err := NewTrustedRootFromJSON(b)
-				if err != nil {
-					log.Printf("error fetching trusted root: %v", err)
-					continue
-				}
-				ltr.mu.Lock()
-				ltr.TrustedRoot = newTr
-				ltr.mu.Unlock()
-				log.Printf("successfully refreshed the TUF root")
-			}
-		}
-	}()
-	return ltr, nil
-}
-
-func (l *LiveTrustedRoot) TimestampingAuthorities() []TimestampingAuthority {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.TrustedRoot.TimestampingAuthorities()
-}
-
-func (l *LiveTrustedRoot) FulcioCertificateAuthorities() []CertificateAuthority {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.TrustedRoot.FulcioCertificateAuthorities()
-}
-
-func (l *LiveTrustedRoot) RekorLogs() map[string]*TransparencyLog {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.TrustedRoot.RekorLogs()
-}
-
-func (l *LiveTrustedRoot) CTLogs() map[string]*TransparencyLog {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.TrustedRoot.CTLogs()
-}
-
-func (l *LiveTrustedRoot) PublicKeyVerifier(keyID string) (TimeConstrainedVerifier, error) {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.TrustedRoot.PublicKeyVerifier(keyID)
-}
+// ferry: LiveTrustedRoot, its constructors (NewLiveTrustedRoot,
+// NewLiveTrustedRootFromTarget, NewLiveTrustedRootFromTargetWithPeriod) and methods
+// removed (upstream pkg/root/trusted_root.go): a trusted root refreshed over TUF
+// (pkg/tuf, go-tuf) for long-running processes; ferry never builds one.
