@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"strings"
 
+	sgbundle "github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/bundle"
+	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/verify"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
-	sgbundle "github.com/sigstore/sigstore-go/pkg/bundle"
-	"github.com/sigstore/sigstore-go/pkg/verify"
 	"oras.land/oras-go/v2/errdef"
 )
 

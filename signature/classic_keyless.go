@@ -8,13 +8,13 @@ import (
 	"encoding/json"
 	"fmt"
 
+	sgbundle "github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/bundle"
+	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/verify"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	protorekor "github.com/sigstore/protobuf-specs/gen/pb-go/rekor/v1"
-	sgbundle "github.com/sigstore/sigstore-go/pkg/bundle"
-	"github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 )
 

@@ -1,7 +1,9 @@
 // Package signature verifies cosign and Sigstore signatures through
 // Sigstore's own Go libraries (github.com/sigstore/sigstore pkg/signature
 // for key verifiers, github.com/sigstore/sigstore-go for bundles, trusted
-// roots and certificate identities): blob signatures as `cosign sign-blob`
+// roots and certificate identities, linked as ferry's pruned copy
+// internal/forked/sigstore-go, held to the real module by its parity
+// tests): blob signatures as `cosign sign-blob`
 // writes them (a lock's LOCK.sig); container image signatures as `cosign
 // sign` stores them beside an image, in a manifest tagged sha256-HEX.sig
 // (cosign v2's default); and Sigstore bundles attached to the image as OCI

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/root"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"github.com/sigstore/sigstore-go/pkg/root"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/registry/remote"
 

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/errkind"
+	sgbundle "github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/bundle"
+	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/root"
+	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/verify"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	sgbundle "github.com/sigstore/sigstore-go/pkg/bundle"
-	"github.com/sigstore/sigstore-go/pkg/root"
-	"github.com/sigstore/sigstore-go/pkg/verify"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry"
 )

@@ -38,7 +38,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/root"
 
 	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/signature"
