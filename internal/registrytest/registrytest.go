@@ -140,21 +140,51 @@ func (r *Registry) Reset() {
 func (r *Registry) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		// Recorded when the status goes out, before any byte of the
+		// answer reaches the client: a client that has read its answer
+		// and then counts the requests finds this one among them (after
+		// ServeHTTP returned, it could be missing: the body can be read
+		// before the handler returns).
+		sw.record = func(status int) {
+			r.mu.Lock()
+			r.reqs = append(r.reqs, Request{Method: req.Method, Path: req.URL.Path, Status: status})
+			r.mu.Unlock()
+		}
 		next.ServeHTTP(sw, req)
-		r.mu.Lock()
-		r.reqs = append(r.reqs, Request{Method: req.Method, Path: req.URL.Path, Status: sw.status})
-		r.mu.Unlock()
+		sw.recordOnce(http.StatusOK)
 	})
 }
 
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status   int
+	record   func(status int)
+	recorded bool
+}
+
+// recordOnce records the request with status the first time it is called.
+func (w *statusWriter) recordOnce(status int) {
+	if w.recorded {
+		return
+	}
+	w.recorded = true
+	w.status = status
+	if w.record != nil {
+		w.record(status)
+	}
 }
 
 func (w *statusWriter) WriteHeader(code int) {
-	w.status = code
+	// Informational answers (100 Continue) precede the real one.
+	if code >= 200 {
+		w.recordOnce(code)
+	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.recordOnce(http.StatusOK)
+	return w.ResponseWriter.Write(b)
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.
