@@ -116,13 +116,3 @@ func procCPU(pid int) time.Duration {
 	}
 	return time.Duration(u+s) * (time.Second / 100)
 }
-
-// selfCPU is the driver's own user and system CPU time so far: during a
-// copy, mostly its counting proxies.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}

@@ -288,9 +288,9 @@ func (res *Results) runW6(ctx context.Context, c *client.Client) error {
 			cp := func() Exec { return Run(ctx, dir, env, nil, argv...) }
 			var procs ProcCPU
 			first := func() Exec {
-				s0, m0, d0 := src.CPU(), t.reg.CPU(), selfCPU()
+				s0, m0, d0 := src.CPU(), t.reg.CPU(), processCPU()
 				e := cp()
-				procs = ProcCPU{Tool: e.CPU, Source: src.CPU() - s0, Mirror: t.reg.CPU() - m0, Driver: selfCPU() - d0}
+				procs = ProcCPU{Tool: e.CPU, Source: src.CPU() - s0, Mirror: t.reg.CPU() - m0, Driver: processCPU() - d0}
 				return e
 			}
 			e, st, sst, ok := t.measureCopy(ctx, &cfg, c, row, sp, refs, false, first)
@@ -409,15 +409,19 @@ func (res *Results) writeW6(b *strings.Builder) {
 
 // procMedians formats the medians of samples' per-process CPU times.
 func procMedians(samples []Sample) string {
-	var tool, src, dst, drv []time.Duration
+	var measured []Sample
 	for _, s := range samples {
 		if s.Procs != nil {
-			tool, src, dst, drv = append(tool, s.Procs.Tool), append(src, s.Procs.Source), append(dst, s.Procs.Mirror), append(drv, s.Procs.Driver)
+			measured = append(measured, s)
 		}
 	}
-	if len(tool) == 0 {
+	if len(measured) == 0 {
 		return "not measured"
 	}
-	med := func(d []time.Duration) string { slices.Sort(d); return fmt.Sprintf("%.2f s", d[len(d)/2].Seconds()) }
-	return fmt.Sprintf("%s (source registry %s, mirror registry %s, driver %s)", med(tool), med(src), med(dst), med(drv))
+	med := func(f func(ProcCPU) time.Duration) string {
+		return fmt.Sprintf("%.2f s", medianBy(measured, func(s Sample) float64 { return f(*s.Procs).Seconds() }))
+	}
+	return fmt.Sprintf("%s (source registry %s, mirror registry %s, driver %s)",
+		med(func(p ProcCPU) time.Duration { return p.Tool }), med(func(p ProcCPU) time.Duration { return p.Source }),
+		med(func(p ProcCPU) time.Duration { return p.Mirror }), med(func(p ProcCPU) time.Duration { return p.Driver }))
 }
