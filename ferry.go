@@ -56,10 +56,6 @@ type Env struct {
 	registry resolve.Repositories
 	// mirrors is the run's source mirrors (see Env.sources).
 	mirrors *sourcemirror.Table
-	// blobs, while a mirror run resolves its closure, collects the small
-	// blobs resolution reads, for that run's copy (see Mirror); nil
-	// otherwise.
-	blobs *runblobs.Cache
 }
 
 // downloadDir returns the run's directory for downloaded files (mixin
@@ -174,6 +170,12 @@ func (e *Env) Writers(ms *mirrorset.MirrorSet) ([]install.Writer, error) {
 // Resolve resolves a MirrorSet. Versions locked in prev are kept while
 // they satisfy every constraint, except for the sources update selects.
 func (e *Env) Resolve(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.Lock, update Update) (*resolve.Graph, error) {
+	return e.resolve(ctx, ms, prev, update, nil)
+}
+
+// resolve is Resolve, giving the small blobs resolution reads to blobs
+// (nil keeps none): a mirror run's copy takes them from there.
+func (e *Env) resolve(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.Lock, update Update, blobs *runblobs.Cache) (*resolve.Graph, error) {
 	formats, err := e.configured(ms)
 	if err != nil {
 		return nil, err
@@ -189,10 +191,8 @@ func (e *Env) Resolve(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.L
 		Use:         map[string]resolve.Use{},
 		Replace:     ms.ReplaceMap(),
 		Progress:    e.reporter(),
+		Blobs:       blobs,
 	}
-	e.mu.Lock()
-	opts.Blobs = e.blobs
-	e.mu.Unlock()
 	for k, u := range ms.Use {
 		opts.Use[k] = resolve.Use{Ref: u.Ref, Force: u.Force}
 	}
@@ -320,7 +320,12 @@ func (u Update) Selects(source string) bool {
 // adds to it (the Porter mixins). Mirror locations recorded in prev are
 // kept for packages whose digest did not change.
 func (e *Env) Lock(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.Lock, update Update) (*lock.Lock, *resolve.Graph, error) {
-	g, err := e.Resolve(ctx, ms, prev, update)
+	return e.lock(ctx, ms, prev, update, nil)
+}
+
+// lock is Lock, resolving with blobs (see Env.resolve).
+func (e *Env) lock(ctx context.Context, ms *mirrorset.MirrorSet, prev *lock.Lock, update Update, blobs *runblobs.Cache) (*lock.Lock, *resolve.Graph, error) {
+	g, err := e.resolve(ctx, ms, prev, update, blobs)
 	if err != nil {
 		return nil, nil, err
 	}

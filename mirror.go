@@ -173,13 +173,7 @@ func Mirror(ctx context.Context, o MirrorOptions) (*MirrorResult, error) {
 	// The image configs this run's resolution reads go to its copy,
 	// which does not read them again (never to a verification).
 	blobs := runblobs.New()
-	env.mu.Lock()
-	env.blobs = blobs
-	env.mu.Unlock()
-	l, ms, err := mirrorLock(ctx, o)
-	env.mu.Lock()
-	env.blobs = nil
-	env.mu.Unlock()
+	l, ms, err := mirrorLock(ctx, o, blobs)
 	if err != nil {
 		return nil, err
 	}
@@ -317,8 +311,9 @@ func (o MirrorOptions) logMoved(moved []Moved) {
 // mirrorLock returns the lock to mirror: the lock at o.LockPath as it is
 // (o.Inputs nil), or o.Inputs locked afresh, keeping the versions that
 // lock holds. A run with no destination fails with ErrNoDestination
-// before any registry is contacted.
-func mirrorLock(ctx context.Context, o MirrorOptions) (*lock.Lock, *mirrorset.MirrorSet, error) {
+// before any registry is contacted. Resolution gives blobs the small
+// blobs it reads (Env.resolve).
+func mirrorLock(ctx context.Context, o MirrorOptions, blobs *runblobs.Cache) (*lock.Lock, *mirrorset.MirrorSet, error) {
 	env := o.Env
 	needTo := o.ToArchive == "" && o.To == ""
 	if o.Inputs == nil {
@@ -352,7 +347,7 @@ func mirrorLock(ctx context.Context, o MirrorOptions) (*lock.Lock, *mirrorset.Mi
 		return prev, ms, nil
 	}
 	o.Hooks.start(progress.Resolution) // ended before the copy's Reporter starts
-	l, graph, err := env.Lock(ctx, ms, prev, Update{})
+	l, graph, err := env.lock(ctx, ms, prev, Update{}, blobs)
 	o.Hooks.stop()
 	if err != nil {
 		return nil, nil, err
