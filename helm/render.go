@@ -183,7 +183,7 @@ func ImagesWith(ch *chart.Chart, vals map[string]any, paths []ImagePath) ([]Imag
 // values vals and returns the images of its pod-bearing documents.
 func renderImages(c *chart.Chart, vals map[string]any, skipSchema bool, paths []ImagePath) ([]ImageUse, error) {
 	// pkg/action/install.go: client-only capabilities and release options.
-	caps := common.DefaultCapabilities.Copy()
+	caps := common.DefaultCapabilities().Copy()
 	opts := common.ReleaseOptions{
 		Name:      releaseName,
 		Namespace: releaseNamespace,

@@ -125,7 +125,7 @@ func compare() error {
 	if !slices.Equal([]string(forkcommon.DefaultVersionSet), []string(common.DefaultVersionSet)) {
 		diffs = append(diffs, fmt.Sprintf("DefaultVersionSet:\n  fork %q\n  helm %q", forkcommon.DefaultVersionSet, common.DefaultVersionSet))
 	}
-	f, h := forkcommon.DefaultCapabilities, common.DefaultCapabilities
+	f, h := forkcommon.DefaultCapabilities(), common.DefaultCapabilities
 	pairs := []struct{ name, fork, helm string }{
 		{"KubeVersion.Version", f.KubeVersion.Version, h.KubeVersion.Version},
 		{"KubeVersion.String()", f.KubeVersion.String(), h.KubeVersion.String()},

@@ -19,6 +19,7 @@ type Compiler struct {
 
 // NewCompiler create Compiler Object.
 func NewCompiler() *Compiler {
+	builtinsOnce.Do(initDrafts) // ferry: upstream's init-time tables, on first use (draft.go)
 	return &Compiler{
 		schemas:       map[urlPtr]*Schema{},
 		roots:         newRoots(),

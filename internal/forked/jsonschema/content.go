@@ -14,13 +14,20 @@ type Decoder struct {
 	Decode func(string) ([]byte, error)
 }
 
-var decoders = map[string]*Decoder{
-	"base64": {
-		Name: "base64",
-		Decode: func(s string) ([]byte, error) {
-			return base64.StdEncoding.DecodeString(s)
+// ferry: upstream's decoders is a package-level map literal (an initialiser
+// at every start); initDrafts (draft.go) sets it to newDecoders() on the
+// first NewCompiler. Only compilation reads it.
+var decoders map[string]*Decoder
+
+func newDecoders() map[string]*Decoder {
+	return map[string]*Decoder{
+		"base64": {
+			Name: "base64",
+			Decode: func(s string) ([]byte, error) {
+				return base64.StdEncoding.DecodeString(s)
+			},
 		},
-	},
+	}
 }
 
 // MediaType specified how to validate bytes against specific contentMediaType.
@@ -37,15 +44,22 @@ type MediaType struct {
 	UnmarshalJSON func([]byte) (any, error)
 }
 
-var mediaTypes = map[string]*MediaType{
-	"application/json": {
-		Name: "application/json",
-		Validate: func(b []byte) error {
-			var v any
-			return json.Unmarshal(b, &v)
+// ferry: upstream's mediaTypes is a package-level map literal (an initialiser
+// at every start); initDrafts (draft.go) sets it to newMediaTypes() on the
+// first NewCompiler. Only compilation reads it.
+var mediaTypes map[string]*MediaType
+
+func newMediaTypes() map[string]*MediaType {
+	return map[string]*MediaType{
+		"application/json": {
+			Name: "application/json",
+			Validate: func(b []byte) error {
+				var v any
+				return json.Unmarshal(b, &v)
+			},
+			UnmarshalJSON: func(b []byte) (any, error) {
+				return UnmarshalJSON(bytes.NewReader(b))
+			},
 		},
-		UnmarshalJSON: func(b []byte) (any, error) {
-			return UnmarshalJSON(bytes.NewReader(b))
-		},
-	},
+	}
 }

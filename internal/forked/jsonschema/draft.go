@@ -24,106 +24,126 @@ func (d *Draft) String() string {
 	return d.url
 }
 
+// ferry: upstream initialises each Draft's subschemas (schemaPath parses
+// each path) and allVocabs (a map literal) in these declarations, that is,
+// in an initialiser at every start. Here the declarations keep the static
+// fields and initDrafts sets those two, with upstream's values, on the
+// first NewCompiler: only a Compiler's roots and compilation read them
+// (roots.collectResources, Draft.getVocabs, dialect, compileMetaSchemas,
+// which itself calls NewCompiler first).
 var (
 	Draft4 = &Draft{
-		version: 4,
-		url:     "http://json-schema.org/draft-04/schema",
-		id:      "id",
-		subschemas: []SchemaPath{
-			// type agonistic
-			schemaPath("definitions/*"),
-			schemaPath("not"),
-			schemaPath("allOf/[]"),
-			schemaPath("anyOf/[]"),
-			schemaPath("oneOf/[]"),
-			// object
-			schemaPath("properties/*"),
-			schemaPath("additionalProperties"),
-			schemaPath("patternProperties/*"),
-			// array
-			schemaPath("items"),
-			schemaPath("items/[]"),
-			schemaPath("additionalItems"),
-			schemaPath("dependencies/*"),
-		},
+		version:       4,
+		url:           "http://json-schema.org/draft-04/schema",
+		id:            "id",
 		vocabPrefix:   "",
-		allVocabs:     map[string]*Schema{},
 		defaultVocabs: []string{},
 	}
 
 	Draft6 = &Draft{
-		version: 6,
-		url:     "http://json-schema.org/draft-06/schema",
-		id:      "$id",
-		subschemas: joinSubschemas(Draft4.subschemas,
-			schemaPath("propertyNames"),
-			schemaPath("contains"),
-		),
+		version:       6,
+		url:           "http://json-schema.org/draft-06/schema",
+		id:            "$id",
 		vocabPrefix:   "",
-		allVocabs:     map[string]*Schema{},
 		defaultVocabs: []string{},
 	}
 
 	Draft7 = &Draft{
-		version: 7,
-		url:     "http://json-schema.org/draft-07/schema",
-		id:      "$id",
-		subschemas: joinSubschemas(Draft6.subschemas,
-			schemaPath("if"),
-			schemaPath("then"),
-			schemaPath("else"),
-		),
+		version:       7,
+		url:           "http://json-schema.org/draft-07/schema",
+		id:            "$id",
 		vocabPrefix:   "",
-		allVocabs:     map[string]*Schema{},
 		defaultVocabs: []string{},
 	}
 
 	Draft2019 = &Draft{
-		version: 2019,
-		url:     "https://json-schema.org/draft/2019-09/schema",
-		id:      "$id",
-		subschemas: joinSubschemas(Draft7.subschemas,
-			schemaPath("$defs/*"),
-			schemaPath("dependentSchemas/*"),
-			schemaPath("unevaluatedProperties"),
-			schemaPath("unevaluatedItems"),
-			schemaPath("contentSchema"),
-		),
-		vocabPrefix: "https://json-schema.org/draft/2019-09/vocab/",
-		allVocabs: map[string]*Schema{
-			"core":       nil,
-			"applicator": nil,
-			"validation": nil,
-			"meta-data":  nil,
-			"format":     nil,
-			"content":    nil,
-		},
+		version:       2019,
+		url:           "https://json-schema.org/draft/2019-09/schema",
+		id:            "$id",
+		vocabPrefix:   "https://json-schema.org/draft/2019-09/vocab/",
 		defaultVocabs: []string{"core", "applicator", "validation"},
 	}
 
 	Draft2020 = &Draft{
-		version: 2020,
-		url:     "https://json-schema.org/draft/2020-12/schema",
-		id:      "$id",
-		subschemas: joinSubschemas(Draft2019.subschemas,
-			schemaPath("prefixItems/[]"),
-		),
-		vocabPrefix: "https://json-schema.org/draft/2020-12/vocab/",
-		allVocabs: map[string]*Schema{
-			"core":              nil,
-			"applicator":        nil,
-			"unevaluated":       nil,
-			"validation":        nil,
-			"meta-data":         nil,
-			"format-annotation": nil,
-			"format-assertion":  nil,
-			"content":           nil,
-		},
+		version:       2020,
+		url:           "https://json-schema.org/draft/2020-12/schema",
+		id:            "$id",
+		vocabPrefix:   "https://json-schema.org/draft/2020-12/vocab/",
 		defaultVocabs: []string{"core", "applicator", "unevaluated", "validation"},
 	}
 
 	draftLatest = Draft2020
 )
+
+// builtinsOnce runs initDrafts once, from NewCompiler (ferry: see above).
+var builtinsOnce sync.Once
+
+// initDrafts sets what upstream's declarations of the drafts set at init
+// (ferry: see above), and builds the package's tables of formats, content
+// decoders and media types, which upstream built at init too (format.go,
+// content.go), and which only compilation reads.
+func initDrafts() {
+	Draft4.subschemas = []SchemaPath{
+		// type agonistic
+		schemaPath("definitions/*"),
+		schemaPath("not"),
+		schemaPath("allOf/[]"),
+		schemaPath("anyOf/[]"),
+		schemaPath("oneOf/[]"),
+		// object
+		schemaPath("properties/*"),
+		schemaPath("additionalProperties"),
+		schemaPath("patternProperties/*"),
+		// array
+		schemaPath("items"),
+		schemaPath("items/[]"),
+		schemaPath("additionalItems"),
+		schemaPath("dependencies/*"),
+	}
+	Draft4.allVocabs = map[string]*Schema{}
+	Draft6.subschemas = joinSubschemas(Draft4.subschemas,
+		schemaPath("propertyNames"),
+		schemaPath("contains"),
+	)
+	Draft6.allVocabs = map[string]*Schema{}
+	Draft7.subschemas = joinSubschemas(Draft6.subschemas,
+		schemaPath("if"),
+		schemaPath("then"),
+		schemaPath("else"),
+	)
+	Draft7.allVocabs = map[string]*Schema{}
+	Draft2019.subschemas = joinSubschemas(Draft7.subschemas,
+		schemaPath("$defs/*"),
+		schemaPath("dependentSchemas/*"),
+		schemaPath("unevaluatedProperties"),
+		schemaPath("unevaluatedItems"),
+		schemaPath("contentSchema"),
+	)
+	Draft2019.allVocabs = map[string]*Schema{
+		"core":       nil,
+		"applicator": nil,
+		"validation": nil,
+		"meta-data":  nil,
+		"format":     nil,
+		"content":    nil,
+	}
+	Draft2020.subschemas = joinSubschemas(Draft2019.subschemas,
+		schemaPath("prefixItems/[]"),
+	)
+	Draft2020.allVocabs = map[string]*Schema{
+		"core":              nil,
+		"applicator":        nil,
+		"unevaluated":       nil,
+		"validation":        nil,
+		"meta-data":         nil,
+		"format-annotation": nil,
+		"format-assertion":  nil,
+		"content":           nil,
+	}
+	formats = newFormats()
+	decoders = newDecoders()
+	mediaTypes = newMediaTypes()
+}
 
 // ferry: upstream compiles every draft's meta-schemas in an init function
 // (draft.go, func init), which costs every program that links this package

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -229,5 +230,78 @@ func TestMetaSchemasLazy(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "PASS") {
 		t.Fatalf("child: %v\n%s", err, out)
+	}
+}
+
+// TestParityNumbers covers every message that prints a number, with
+// numbers of four digits and more (x/text's English printer, which
+// upstream prints with, groups digits and writes large and small floats
+// with a superscript exponent; the copy prints with a stand-in, see
+// UPSTREAM.md), in the schema and in the values.
+func TestParityNumbers(t *testing.T) {
+	seq := func(n int, f func(i int) string) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = f(i)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	}
+	obj := func(n int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = fmt.Sprintf(`"k%d":%d`, i, i)
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	}
+	const d7 = `"$schema":"http://json-schema.org/draft-07/schema#",`
+	cases := []struct {
+		name   string
+		schema string
+		values []string
+	}{
+		{"minimum", `{"minimum":1000000}`, []string{`5`, `1234.5`, `-0.00001`, `999999.5`}},
+		{"maximum", `{"maximum":1500}`, []string{`2000000.25`, `1e21`, `1234567890123`, `1500.0001`}},
+		{"maximum small", `{"maximum":0.00001}`, []string{`0.0001`, `0.000012345`}},
+		{"exclusiveMinimum", `{"exclusiveMinimum":1000.5}`, []string{`1000.5`, `-12345.678`}},
+		{"exclusiveMaximum", `{"exclusiveMaximum":999.5}`, []string{`1234567`, `1e300`}},
+		{"exclusive draft-04", `{"$schema":"http://json-schema.org/draft-04/schema#","minimum":5000,"exclusiveMinimum":true,"maximum":6000,"exclusiveMaximum":true}`, []string{`5000`, `6000`, `1e7`}},
+		{"multipleOf", `{"multipleOf":1000}`, []string{`12345.5`, `1000001`}},
+		{"multipleOf small", `{"multipleOf":0.00001}`, []string{`0.000015`}},
+		{"minLength", `{"minLength":1000}`, []string{`"abc"`}},
+		{"maxLength", `{"maxLength":2}`, []string{`"` + strings.Repeat("x", 1500) + `"`}},
+		{"minItems", `{"minItems":1000}`, []string{`[1]`}},
+		{"maxItems", `{"maxItems":1}`, []string{seq(1200, strconv.Itoa)}},
+		{"minProperties", `{"minProperties":1000}`, []string{`{}`}},
+		{"maxProperties", `{"maxProperties":1}`, []string{obj(1001)}},
+		{"additionalItems", `{` + d7 + `"items":[{}],"additionalItems":false}`, []string{seq(1200, strconv.Itoa)}},
+		{"minContains", `{"contains":{"const":1},"minContains":1000}`, []string{`[1,1]`, `[2]`}},
+		{"maxContains", `{"contains":{"const":1},"maxContains":1}`, []string{seq(1500, func(int) string { return "1" })}},
+		{"uniqueItems", `{"uniqueItems":true}`, []string{seq(1002, func(i int) string { return strconv.Itoa(min(i, 1000)) })}},
+		{"oneOf", `{"oneOf":` + seq(1002, func(i int) string { return strconv.FormatBool(i >= 1000) }) + `}`, []string{`1`}},
+		{"oneOf none", `{"oneOf":[false,false]}`, []string{`1`}},
+		{"enum", `{"enum":[1000,2000.5,1e21]}`, []string{`3`}},
+		{"const", `{"const":1234567}`, []string{`1`}},
+		{"format uuid", `{` + d7 + `"format":"uuid"}`, []string{`"1234"`, `"12345678-1234-1234-1234-1234567890"`, `"12345678-1234-1234-1234-12345678901z"`}},
+		{"format ipv4", `{` + d7 + `"format":"ipv4"}`, []string{`"1000.1.1.1"`}},
+		{"format duration", `{` + d7 + `"format":"duration"}`, []string{`"P1000X"`}},
+		{"format date-time", `{` + d7 + `"format":"date-time"}`, []string{`"2020-13-01T00:00:00Z"`}},
+		{"type", `{"properties":{"n":{"type":"integer"}}}`, []string{`{"n":1234.5}`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, v := range c.values {
+				var doc any
+				if err := yaml.Unmarshal([]byte(v), &doc); err != nil {
+					t.Fatal(err)
+				}
+				got, want := validate(true, []byte(c.schema), doc), validate(false, []byte(c.schema), doc)
+				if got != want {
+					t.Errorf("values %.80s:\n copy: %.600s\n real: %.600s", v, got, want)
+				}
+				if got == "ok" {
+					t.Errorf("values %.80s: valid, want an error that prints a number", v)
+				}
+			}
+		})
 	}
 }

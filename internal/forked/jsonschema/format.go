@@ -17,25 +17,32 @@ type Format struct {
 	Validate func(v any) error
 }
 
-var formats = map[string]*Format{
-	"json-pointer":          {"json-pointer", validateJSONPointer},
-	"relative-json-pointer": {"relative-json-pointer", validateRelativeJSONPointer},
-	"uuid":                  {"uuid", validateUUID},
-	"duration":              {"duration", validateDuration},
-	"period":                {"period", validatePeriod},
-	"ipv4":                  {"ipv4", validateIPV4},
-	"ipv6":                  {"ipv6", validateIPV6},
-	"hostname":              {"hostname", validateHostname},
-	"email":                 {"email", validateEmail},
-	"date":                  {"date", validateDate},
-	"time":                  {"time", validateTime},
-	"date-time":             {"date-time", validateDateTime},
-	"uri":                   {"uri", validateURI},
-	"iri":                   {"iri", validateURI},
-	"uri-reference":         {"uri-reference", validateURIReference},
-	"iri-reference":         {"iri-reference", validateURIReference},
-	"uri-template":          {"uri-template", validateURITemplate},
-	"semver":                {"semver", validateSemver},
+// ferry: upstream's formats is a package-level map literal (an initialiser
+// at every start); initDrafts (draft.go) sets it to newFormats() on the
+// first NewCompiler. Only compilation reads it.
+var formats map[string]*Format
+
+func newFormats() map[string]*Format {
+	return map[string]*Format{
+		"json-pointer":          {"json-pointer", validateJSONPointer},
+		"relative-json-pointer": {"relative-json-pointer", validateRelativeJSONPointer},
+		"uuid":                  {"uuid", validateUUID},
+		"duration":              {"duration", validateDuration},
+		"period":                {"period", validatePeriod},
+		"ipv4":                  {"ipv4", validateIPV4},
+		"ipv6":                  {"ipv6", validateIPV6},
+		"hostname":              {"hostname", validateHostname},
+		"email":                 {"email", validateEmail},
+		"date":                  {"date", validateDate},
+		"time":                  {"time", validateTime},
+		"date-time":             {"date-time", validateDateTime},
+		"uri":                   {"uri", validateURI},
+		"iri":                   {"iri", validateURI},
+		"uri-reference":         {"uri-reference", validateURIReference},
+		"iri-reference":         {"iri-reference", validateURIReference},
+		"uri-template":          {"uri-template", validateURITemplate},
+		"semver":                {"semver", validateSemver},
+	}
 }
 
 // see https://www.rfc-editor.org/rfc/rfc6901#section-3

@@ -6,11 +6,14 @@ import (
 	"strings"
 
 	"github.com/ferryhq/ferry/internal/forked/jsonschema/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	// ferry: was golang.org/x/text/message (its English printer); the stand-in
+	// prints the same without x/text's initialisers (see UPSTREAM.md).
+	"github.com/ferryhq/ferry/internal/forked/jsonschema/internal/message"
 )
 
-var defaultPrinter = message.NewPrinter(language.English)
+// ferry: was message.NewPrinter(language.English), run at start-up; the
+// stand-in's Printer prints English and is initialised statically.
+var defaultPrinter = &message.Printer{}
 
 // format ---
 

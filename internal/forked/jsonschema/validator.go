@@ -9,7 +9,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/ferryhq/ferry/internal/forked/jsonschema/kind"
-	"golang.org/x/text/message"
+	// ferry: was golang.org/x/text/message (its English printer); the stand-in
+	// prints the same without x/text's initialisers (see UPSTREAM.md).
+	"github.com/ferryhq/ferry/internal/forked/jsonschema/internal/message"
 )
 
 func (sch *Schema) Validate(v any) error {

@@ -5,7 +5,9 @@ import (
 	"math/big"
 	"strings"
 
-	"golang.org/x/text/message"
+	// ferry: was golang.org/x/text/message (its English printer); the stand-in
+	// prints the same without x/text's initialisers (see UPSTREAM.md).
+	"github.com/ferryhq/ferry/internal/forked/jsonschema/internal/message"
 )
 
 // --

@@ -24,7 +24,6 @@ import (
 	"maps"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"text/template"
@@ -33,6 +32,8 @@ import (
 
 	ci "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart"
 	"github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/common"
+
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 // Engine is an implementation of the Helm rendering implementation for templates.
@@ -132,7 +133,9 @@ const (
 	recursionMaxNums = 1000
 )
 
-var warnRegex = regexp.MustCompile(warnStartDelim + `((?s).*)` + warnEndDelim)
+// ferry: compiled on first use (internal/lazyregexp, initialised statically),
+// not by an initialiser at every start as upstream's regexp.MustCompile.
+var warnRegex = lazyregexp.New(warnStartDelim + `((?s).*)` + warnEndDelim)
 
 func warnWrap(warn string) string {
 	return warnStartDelim + warn + warnEndDelim

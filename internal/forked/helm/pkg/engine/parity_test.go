@@ -90,7 +90,7 @@ func renderFork(dir string, archive []byte, vals map[string]any) rendered {
 		return r
 	}
 	r.Deps = describeFork(ch)
-	top, err := commonutil.ToRenderValuesWithSchemaValidation(ch, copyValues(vals), forkOpts(), common.DefaultCapabilities.Copy(), false)
+	top, err := commonutil.ToRenderValuesWithSchemaValidation(ch, copyValues(vals), forkOpts(), common.DefaultCapabilities().Copy(), false)
 	if err != nil {
 		r.Err = "ToRenderValuesWithSchemaValidation: " + err.Error()
 		return r

@@ -17,18 +17,21 @@ package v3
 
 import (
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/common"
+
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 // APIVersionV3 is the API version number for version 3.
 const APIVersionV3 = "v3"
 
 // aliasNameFormat defines the characters that are legal in an alias name.
-var aliasNameFormat = regexp.MustCompile("^[a-zA-Z0-9_-]+$")
+// ferry: compiled on first use (internal/lazyregexp, initialised statically),
+// not by an initialiser at every start as upstream's regexp.MustCompile.
+var aliasNameFormat = lazyregexp.New("^[a-zA-Z0-9_-]+$")
 
 // Chart is a helm package that contains metadata, a default config, zero or more
 // optionally parameterizable templates, and zero or more charts (dependencies).

@@ -17,9 +17,11 @@ package common
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/Masterminds/semver/v3"
@@ -38,16 +40,43 @@ const (
 
 var (
 	// DefaultVersionSet is the default version set, which includes only Core V1 ("v1").
-	DefaultVersionSet = allKnownVersions()
+	//
+	// ferry: upstream's allKnownVersions() ran at start-up; the generated
+	// list is used as is, initialised statically (allKnownVersions returns
+	// a copy of it, no one writes it).
+	DefaultVersionSet = kubeAllKnownVersions
+)
 
-	DefaultCapabilities = func() *Capabilities {
+// ferry: upstream's var DefaultCapabilities is computed at start-up in
+// every program that links this package (makeDefaultCapabilities parses
+// the client-go version with semver: about 40 KB of heap and an
+// initialiser). Here it is a function that computes it on its first call,
+// with upstream's code and panic, and returns that same value after.
+// Callers write DefaultCapabilities() where upstream reads the var.
+// (What happens at init: helmversion.Get drops GoVersion in a test binary
+// only once the test flags are registered, which is after every init.)
+var (
+	defaultCapabilitiesOnce sync.Once
+	defaultCapabilities     *Capabilities
+)
+
+// DefaultCapabilities is upstream's var DefaultCapabilities, computed on
+// first use.
+func DefaultCapabilities() *Capabilities {
+	defaultCapabilitiesOnce.Do(func() {
 		caps, err := makeDefaultCapabilities()
 		if err != nil {
 			panic(fmt.Sprintf("failed to create default capabilities: %v", err))
 		}
-		return caps
-	}()
-)
+		// Upstream's init ran before a test binary registers its flags,
+		// so helmversion.Get's "strip GoVersion when flag test.v exists"
+		// never fired for DefaultCapabilities; computed later, in a test
+		// it would. Keep upstream's value.
+		caps.HelmVersion.GoVersion = runtime.Version()
+		defaultCapabilities = caps
+	})
+	return defaultCapabilities
+}
 
 // Capabilities describes the capabilities of the Kubernetes cluster.
 type Capabilities struct {

@@ -21,16 +21,17 @@ package common
 // ParseKubeVersion calls (ParseGeneric, Major, Minor, String), copied so
 // that the fork links no k8s.io package. The code is upstream's but for
 // the names (parseGeneric, k8sVersion) and the two regular expressions,
-// compiled on first use instead of at init. TestParseKubeVersionMatchesHelm
+// compiled on first use (internal/lazyregexp: no initialiser) instead of at
+// init. TestParseKubeVersionMatchesHelm
 // compares ParseKubeVersion with the real Helm's on a table of versions.
 
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 // k8sVersion is an opaque representation of a version number
@@ -43,17 +44,13 @@ type k8sVersion struct {
 
 var (
 	// versionMatchRE splits a version string into numeric and "extra" parts
-	versionMatchRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^\s*v?([0-9]+(?:\.[0-9]+)*)(.*)*$`)
-	})
+	versionMatchRE = lazyregexp.New(`^\s*v?([0-9]+(?:\.[0-9]+)*)(.*)*$`)
 	// extraMatchRE splits the "extra" part of versionMatchRE into semver pre-release and build metadata; it does not validate the "no leading zeroes" constraint for pre-release
-	extraMatchRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?\s*$`)
-	})
+	extraMatchRE = lazyregexp.New(`^(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?\s*$`)
 )
 
 func parseK8sVersion(str string, semver bool) (*k8sVersion, error) {
-	parts := versionMatchRE().FindStringSubmatch(str)
+	parts := versionMatchRE.FindStringSubmatch(str)
 	if parts == nil {
 		return nil, fmt.Errorf("could not parse %q as version", str)
 	}
@@ -80,7 +77,7 @@ func parseK8sVersion(str string, semver bool) (*k8sVersion, error) {
 	}
 
 	if semver && extra != "" {
-		extraParts := extraMatchRE().FindStringSubmatch(extra)
+		extraParts := extraMatchRE.FindStringSubmatch(extra)
 		if extraParts == nil {
 			return nil, fmt.Errorf("could not parse pre-release/metadata (%s) in version %q", extra, str)
 		}

@@ -41,7 +41,7 @@ func TestKubeValuesMatchHelm(t *testing.T) {
 	if !slices.Equal([]string(common.DefaultVersionSet), []string(helmcommon.DefaultVersionSet)) {
 		t.Errorf("DefaultVersionSet:\n  fork %q\n  helm %q", common.DefaultVersionSet, helmcommon.DefaultVersionSet)
 	}
-	f, h := common.DefaultCapabilities, helmcommon.DefaultCapabilities
+	f, h := common.DefaultCapabilities(), helmcommon.DefaultCapabilities
 	for _, p := range []struct{ name, fork, helm string }{
 		{"KubeVersion.Version", f.KubeVersion.Version, h.KubeVersion.Version},
 		{"KubeVersion.String()", f.KubeVersion.String(), h.KubeVersion.String()},

@@ -35,7 +35,7 @@ func ToRenderValues(chrt chart.Charter, chrtVals map[string]any, options common.
 // This takes both ReleaseOptions and Capabilities to merge into the render values.
 func ToRenderValuesWithSchemaValidation(chrt chart.Charter, chrtVals map[string]any, options common.ReleaseOptions, caps *common.Capabilities, skipSchemaValidation bool) (common.Values, error) {
 	if caps == nil {
-		caps = common.DefaultCapabilities
+		caps = common.DefaultCapabilities() // ferry: a function in the fork (pkg/chart/common/capabilities.go)
 	}
 	accessor, err := chart.NewAccessor(chrt)
 	if err != nil {

@@ -27,9 +27,10 @@ import (
 	"net/http"
 	"os"
 	"path"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 // MaxDecompressedChartSize is the maximum size of a chart archive that will be
@@ -43,7 +44,9 @@ var MaxDecompressedChartSize int64 = 100 * 1024 * 1024 // Default 100 MiB
 // Deprecated: Retained for backward compatibility with external callers. Will be removed in Helm v5.
 var MaxDecompressedFileSize int64 = 5 * 1024 * 1024 // Default 5 MiB
 
-var drivePathPattern = regexp.MustCompile(`^[a-zA-Z]:/`)
+// ferry: compiled on first use (internal/lazyregexp, initialised statically),
+// not by an initialiser at every start as upstream's regexp.MustCompile.
+var drivePathPattern = lazyregexp.New(`^[a-zA-Z]:/`)
 
 var utf8bom = []byte{0xEF, 0xBB, 0xBF}
 

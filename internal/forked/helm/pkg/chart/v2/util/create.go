@@ -21,7 +21,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -29,13 +28,17 @@ import (
 	"github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/common"
 	chart "github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2"
 	"github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2/loader"
+
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 // chartName is a regular expression for testing the supplied name of a chart.
 // This regular expression is probably stricter than it needs to be. We can relax it
 // somewhat. Newline characters, as well as $, quotes, +, parens, and % are known to be
 // problematic.
-var chartName = regexp.MustCompile("^[a-zA-Z0-9._-]+$")
+// ferry: compiled on first use (internal/lazyregexp, initialised statically),
+// not by an initialiser at every start as upstream's regexp.MustCompile.
+var chartName = lazyregexp.New("^[a-zA-Z0-9._-]+$")
 
 const (
 	// ChartfileName is the default Chart file name.
@@ -645,7 +648,15 @@ spec:
 //
 // In Helm 4, this will be replaced. It is needed in Helm 3 to preserve API backward
 // compatibility.
-var Stderr io.Writer = os.Stderr
+//
+// ferry: upstream's value is os.Stderr, read by an initialiser at every
+// start; stderr writes to os.Stderr and is initialised statically.
+var Stderr io.Writer = stderr{}
+
+// stderr is an io.Writer that writes to os.Stderr (ferry: see Stderr).
+type stderr struct{}
+
+func (stderr) Write(p []byte) (int, error) { return os.Stderr.Write(p) }
 
 // CreateFrom creates a new chart, but scaffolds it from the src chart.
 func CreateFrom(chartfile *chart.Metadata, dest, src string) error {

@@ -18,8 +18,8 @@ package util
 
 import (
 	"errors"
-	"fmt"
-	"regexp"
+
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 // validName is a regular expression for resource names.
@@ -32,22 +32,28 @@ import (
 //
 // The Kubernetes documentation is here, though it is not entirely correct:
 // https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-var validName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+//
+// ferry: compiled on first use (internal/lazyregexp, initialised
+// statically), not by an initialiser at every start; its expression is the
+// constant validNameExpr, which the two errors below spell out as
+// upstream's fmt.Errorf spelled validName.String() (same text, and
+// fmt.Errorf without %w is errors.New of it), so they too are static.
+var validName = lazyregexp.New(validNameExpr)
+
+const validNameExpr = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 
 var (
 	// errMissingName indicates that a release (name) was not provided.
 	errMissingName = errors.New("no name provided")
 
 	// errInvalidName indicates that an invalid release name was provided
-	errInvalidName = fmt.Errorf(
-		"invalid release name, must match regex %s and the length must not be longer than 53",
-		validName.String())
+	errInvalidName = errors.New(
+		"invalid release name, must match regex " + validNameExpr + " and the length must not be longer than 53")
 
 	// errInvalidKubernetesName indicates that the name does not meet the Kubernetes
 	// restrictions on metadata names.
-	errInvalidKubernetesName = fmt.Errorf(
-		"invalid metadata name, must match regex %s and the length must not be longer than 253",
-		validName.String())
+	errInvalidKubernetesName = errors.New(
+		"invalid metadata name, must match regex " + validNameExpr + " and the length must not be longer than 253")
 )
 
 const (

@@ -18,10 +18,11 @@ package util
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 // SimpleHead defines what the structure of the head of a manifest file
@@ -34,7 +35,9 @@ type SimpleHead struct {
 	} `json:"metadata,omitempty"`
 }
 
-var sep = regexp.MustCompile(`(?m)^---[ \t]*`)
+// ferry: compiled on first use (internal/lazyregexp, initialised statically),
+// not by an initialiser at every start as upstream's regexp.MustCompile.
+var sep = lazyregexp.New(`(?m)^---[ \t]*`)
 
 // SplitManifests takes a manifest string and returns a map containing individual manifests.
 //

@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"sigs.k8s.io/yaml"
 
@@ -49,20 +50,34 @@ type result struct {
 	generic []Manifest
 }
 
+// ferry: upstream's package-level map literal was built by an initialiser
+// at every start; hookEvents builds the same map on first use.
+var (
+	eventsOnce sync.Once
+	events     map[string]release.HookEvent
+)
+
 // TODO: Refactor this out. It's here because naming conventions were not followed through.
 // So fix the Test hook names and then remove this.
-var events = map[string]release.HookEvent{
-	release.HookPreInstall.String():   release.HookPreInstall,
-	release.HookPostInstall.String():  release.HookPostInstall,
-	release.HookPreDelete.String():    release.HookPreDelete,
-	release.HookPostDelete.String():   release.HookPostDelete,
-	release.HookPreUpgrade.String():   release.HookPreUpgrade,
-	release.HookPostUpgrade.String():  release.HookPostUpgrade,
-	release.HookPreRollback.String():  release.HookPreRollback,
-	release.HookPostRollback.String(): release.HookPostRollback,
-	release.HookTest.String():         release.HookTest,
-	// Support test-success for backward compatibility with Helm 2 tests
-	"test-success": release.HookTest,
+func hookEvents() map[string]release.HookEvent {
+	eventsOnce.Do(func() { events = newEvents() })
+	return events
+}
+
+func newEvents() map[string]release.HookEvent {
+	return map[string]release.HookEvent{
+		release.HookPreInstall.String():   release.HookPreInstall,
+		release.HookPostInstall.String():  release.HookPostInstall,
+		release.HookPreDelete.String():    release.HookPreDelete,
+		release.HookPostDelete.String():   release.HookPostDelete,
+		release.HookPreUpgrade.String():   release.HookPreUpgrade,
+		release.HookPostUpgrade.String():  release.HookPostUpgrade,
+		release.HookPreRollback.String():  release.HookPreRollback,
+		release.HookPostRollback.String(): release.HookPostRollback,
+		release.HookTest.String():         release.HookTest,
+		// Support test-success for backward compatibility with Helm 2 tests
+		"test-success": release.HookTest,
+	}
 }
 
 // SortManifests takes a map of filename/YAML contents, splits the file
@@ -187,7 +202,7 @@ func (file *manifestFile) sort(result *result) error {
 		isUnknownHook := false
 		for hookType := range strings.SplitSeq(hookTypes, ",") {
 			hookType = strings.ToLower(strings.TrimSpace(hookType))
-			e, ok := events[hookType]
+			e, ok := hookEvents()[hookType] // ferry: built on first use
 			if !ok {
 				isUnknownHook = true
 				break
