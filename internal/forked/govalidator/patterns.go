@@ -1,6 +1,6 @@
 package govalidator
 
-import "regexp"
+import "github.com/ferryhq/ferry/internal/lazyregexp"
 
 // Basic regular expressions for validating strings
 const (
@@ -12,5 +12,8 @@ const (
 var (
 	// ferry: every compiled pattern but rxEmail removed (upstream patterns.go): each was
 	// compiled at init, about 4 ms of ferry's start-up for expressions it never runs.
-	rxEmail = regexp.MustCompile(Email)
+	//
+	// ferry: lazyregexp.New instead of regexp.MustCompile (upstream patterns.go):
+	// compiled on first use, not by an initialiser at every start.
+	rxEmail = lazyregexp.New(Email)
 )
