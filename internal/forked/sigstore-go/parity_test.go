@@ -16,6 +16,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -937,5 +938,42 @@ func TestParityTrustedRoot(t *testing.T) {
 				t.Errorf("%s: the roots differ:\nreal %s\nfork %s", doc, rj, fj)
 			}
 		}
+	}
+}
+
+// TestParityBundleErrors holds the fork's bundle errors, built statically
+// (ferry's patch of pkg/bundle/bundle.go), to upstream's fmt.Errorf chains:
+// the same text and the same errors.Is answers against each parent.
+func TestParityBundleErrors(t *testing.T) {
+	type errs struct{ fork, real error }
+	parents := []errs{
+		{forkbundle.ErrValidation, realbundle.ErrValidation},
+		{forkbundle.ErrInvalidAttestation, realbundle.ErrInvalidAttestation},
+	}
+	for _, tc := range []errs{
+		{forkbundle.ErrValidation, realbundle.ErrValidation},
+		{forkbundle.ErrUnsupportedMediaType, realbundle.ErrUnsupportedMediaType},
+		{forkbundle.ErrEmptyBundle, realbundle.ErrEmptyBundle},
+		{forkbundle.ErrMissingVerificationMaterial, realbundle.ErrMissingVerificationMaterial},
+		{forkbundle.ErrMissingBundleContent, realbundle.ErrMissingBundleContent},
+		{forkbundle.ErrUnimplemented, realbundle.ErrUnimplemented},
+		{forkbundle.ErrInvalidAttestation, realbundle.ErrInvalidAttestation},
+		{forkbundle.ErrMissingEnvelope, realbundle.ErrMissingEnvelope},
+		{forkbundle.ErrDecodingJSON, realbundle.ErrDecodingJSON},
+		{forkbundle.ErrDecodingB64, realbundle.ErrDecodingB64},
+	} {
+		t.Run(tc.real.Error(), func(t *testing.T) {
+			if got, want := tc.fork.Error(), tc.real.Error(); got != want {
+				t.Errorf("Error() = %q, upstream %q", got, want)
+			}
+			for _, p := range parents {
+				if got, want := errors.Is(tc.fork, p.fork), errors.Is(tc.real, p.real); got != want {
+					t.Errorf("errors.Is(_, %q) = %v, upstream %v", p.real, got, want)
+				}
+			}
+			if got, want := errors.Unwrap(tc.fork) == nil, errors.Unwrap(tc.real) == nil; got != want {
+				t.Errorf("Unwrap() == nil: %v, upstream %v", got, want)
+			}
+		})
 	}
 }
