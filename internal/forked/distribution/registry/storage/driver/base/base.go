@@ -44,7 +44,8 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/internal/forked/distribution/internal/dcontext"
-	metrics "github.com/ferryhq/ferry/internal/forked/distribution/internal/nometrics" // ferry: was github.com/docker/go-metrics; see internal/nometrics
+	// ferry: upstream imports github.com/docker/go-metrics as metrics, only for
+	// metrics.Register in init (gone, see below).
 	prometheus "github.com/ferryhq/ferry/internal/forked/distribution/metrics"
 	storagedriver "github.com/ferryhq/ferry/internal/forked/distribution/registry/storage/driver"
 )
@@ -61,9 +62,9 @@ var storageAction = prometheus.StorageNamespace.NewLabeledTimer("action", "The n
 // handlers ferry serve uses never do: its spans went to otel's no-op global
 // provider, so nothing observable is lost.
 
-func init() {
-	metrics.Register(prometheus.StorageNamespace)
-}
+// ferry: upstream's init here calls metrics.Register(prometheus.StorageNamespace),
+// which registers the storage collectors with Prometheus; internal/nometrics'
+// Register does nothing, so the init is gone.
 
 // Base provides a wrapper around a storagedriver implementation that provides
 // common path and bounds checking.
