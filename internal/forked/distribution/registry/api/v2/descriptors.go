@@ -27,6 +27,7 @@ func loadRoutes() {
 		nameParameterDescriptor.Format = reference.NameRegexp.String()
 		referenceParameterDescriptor.Format = reference.TagRegexp.String()
 		digestPathParameter.Format = digest.DigestRegexp.String()
+		unauthorizedResponseDescriptor.Headers[0] = authChallengeHeader
 		routeDescriptors = makeRouteDescriptors()
 		APIDescriptor.RouteDescriptors = routeDescriptors
 
@@ -149,7 +150,7 @@ var (
 		StatusCode:  http.StatusUnauthorized,
 		Description: "The client is not authenticated.",
 		Headers: []ParameterDescriptor{
-			authChallengeHeader,
+			{}, // ferry: authChallengeHeader upstream, set by loadRoutes
 			{
 				Name:        "Content-Length",
 				Type:        "integer",

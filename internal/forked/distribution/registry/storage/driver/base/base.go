@@ -44,14 +44,17 @@ import (
 	"time"
 
 	"github.com/ferryhq/ferry/internal/forked/distribution/internal/dcontext"
-	// ferry: upstream imports github.com/docker/go-metrics as metrics, only for
-	// metrics.Register in init (gone, see below).
+	metrics "github.com/ferryhq/ferry/internal/forked/distribution/internal/nometrics" // ferry: was github.com/docker/go-metrics; see internal/nometrics
 	prometheus "github.com/ferryhq/ferry/internal/forked/distribution/metrics"
 	storagedriver "github.com/ferryhq/ferry/internal/forked/distribution/registry/storage/driver"
 )
 
 // storageAction is the metrics of blob related operations
-var storageAction = prometheus.StorageNamespace.NewLabeledTimer("action", "The number of seconds that the storage action takes", "driver", "action")
+//
+// ferry: declared with its type (the type NewLabeledTimer returns), which
+// upstream leaves out: with internal/nometrics imported here the compiler
+// inlines NewLabeledTimer and initialises storageAction statically.
+var storageAction metrics.LabeledTimer = prometheus.StorageNamespace.NewLabeledTimer("action", "The number of seconds that the storage action takes", "driver", "action")
 
 // ferry: upstream's OpenTelemetry tracer
 // (otel.Tracer("github.com/distribution/distribution/v3/registry/storage/driver/base"))
