@@ -34,27 +34,13 @@ var startupInits = map[string]int{
 	// check and lock inputs (formats.go).
 	"formats": 1,
 
-	"internal/forked/distribution":                                    1,
-	"internal/forked/distribution/configuration":                      1,
-	"internal/forked/distribution/health":                             1,
-	"internal/forked/distribution/internal/dcontext":                  1,
-	"internal/forked/distribution/manifest/manifestlist":              1,
-	"internal/forked/distribution/manifest/ocischema":                 2,
-	"internal/forked/distribution/manifest/schema2":                   1,
-	"internal/forked/distribution/notifications":                      2,
-	"internal/forked/distribution/registry/api/errcode":               1,
-	"internal/forked/distribution/registry/api/v2":                    2,
-	"internal/forked/distribution/registry/auth":                      1,
+	// distribution's access controllers and storage driver register
+	// themselves in init (serve imports them for that); storage keeps
+	// DefaultConcurrencyLimit = runtime.GOMAXPROCS(0) (UPSTREAM.md, patch 5).
 	"internal/forked/distribution/registry/auth/htpasswd":             1,
-	"internal/forked/distribution/registry/auth/token":                3,
-	"internal/forked/distribution/registry/handlers":                  1,
+	"internal/forked/distribution/registry/auth/token":                1,
 	"internal/forked/distribution/registry/storage":                   1,
-	"internal/forked/distribution/registry/storage/cache":             1,
-	"internal/forked/distribution/registry/storage/driver":            1,
-	"internal/forked/distribution/registry/storage/driver/base":       1,
-	"internal/forked/distribution/registry/storage/driver/factory":    1,
 	"internal/forked/distribution/registry/storage/driver/filesystem": 1,
-	"internal/forked/govalidator":                                     1,
 	"internal/forked/helm/internal/chart/v3":                          1,
 	"internal/forked/helm/pkg/chart/common":                           1,
 	"internal/forked/helm/pkg/chart/loader/archive":                   1,
@@ -64,15 +50,6 @@ var startupInits = map[string]int{
 	"internal/forked/helm/pkg/release/v1/util":                        1,
 	"internal/forked/jsonschema":                                      2,
 	"internal/forked/rekor-tiles/pkg/generated/protobuf":              5,
-	"internal/forked/rekor/pkg/generated/models":                      17,
-	"internal/forked/rekor/pkg/types/dsse":                            2,
-	"internal/forked/rekor/pkg/types/dsse/v0%2e0%2e1":                 1,
-	"internal/forked/rekor/pkg/types/hashedrekord":                    2,
-	"internal/forked/rekor/pkg/types/hashedrekord/v0%2e0%2e1":         1,
-	"internal/forked/rekor/pkg/types/intoto":                          2,
-	"internal/forked/rekor/pkg/types/intoto/v0%2e0%2e2":               1,
-	"internal/forked/sigstore-go/pkg/bundle":                          1,
-	"internal/forked/sigstore-go/pkg/verify":                          1,
 }
 
 // TestNoStartupWork builds the ferry binary and checks that no package of

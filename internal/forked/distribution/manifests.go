@@ -71,7 +71,10 @@ func ManifestMediaTypes() (mediaTypes []string) {
 // UnmarshalFunc implements manifest unmarshalling a given MediaType
 type UnmarshalFunc func([]byte) (Manifest, v1.Descriptor, error)
 
-var mappings = make(map[string]UnmarshalFunc)
+// ferry: nil until RegisterManifestSchema makes it (upstream manifests.go:
+// make(...) here, a package initialiser); reading a nil map finds nothing,
+// as reading an empty one does.
+var mappings map[string]UnmarshalFunc
 
 // UnmarshalManifest looks up manifest unmarshal functions based on
 // MediaType
@@ -103,6 +106,9 @@ func UnmarshalManifest(ctHeader string, p []byte) (Manifest, v1.Descriptor, erro
 func RegisterManifestSchema(mediaType string, u UnmarshalFunc) error {
 	if _, ok := mappings[mediaType]; ok {
 		return fmt.Errorf("manifest media type registration would overwrite existing: %s", mediaType)
+	}
+	if mappings == nil { // ferry: see mappings
+		mappings = make(map[string]UnmarshalFunc)
 	}
 	mappings[mediaType] = u
 	return nil

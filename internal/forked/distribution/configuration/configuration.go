@@ -450,7 +450,10 @@ func (version *Version) UnmarshalYAML(unmarshal func(any) error) error {
 }
 
 // CurrentVersion is the most recent Version that can be parsed
-var CurrentVersion = MajorMinorVersion(0, 1)
+//
+// ferry: Version("0.1") is what upstream's MajorMinorVersion(0, 1) returns
+// (fmt.Sprintf("%d.%d", 0, 1)); the constant needs no package initialiser.
+var CurrentVersion = Version("0.1")
 
 // Loglevel is the level at which operations are logged
 // This can be error, warn, info, or debug

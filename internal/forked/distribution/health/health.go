@@ -13,15 +13,21 @@ import (
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/api/errcode"
 )
 
-// Registers global /debug/health api endpoint, creates default registry
-func init() {
-	DefaultRegistry = NewRegistry()
-	// ferry: upstream also registers StatusHandler as "/debug/health" on
-	// http.DefaultServeMux here. Nothing in ferry serves DefaultServeMux
-	// (upstream's registry/registry.go debug server does), and the second
-	// registration panics in a test binary that links the real upstream
-	// next to this copy (serve/parity_test.go).
-}
+// ferry: upstream has here
+//
+//	// Registers global /debug/health api endpoint, creates default registry
+//	func init() {
+//		DefaultRegistry = NewRegistry()
+//		http.HandleFunc("/debug/health", StatusHandler)
+//	}
+//
+// DefaultRegistry is now a static &Registry{} whose registeredChecks
+// Register makes on first use (reading a nil map finds nothing, as reading
+// an empty one does), so the package has no initialiser. Nothing in ferry
+// serves http.DefaultServeMux (upstream's registry/registry.go debug server
+// does), and registering "/debug/health" a second time panics in a test
+// binary that links the real upstream next to this copy
+// (serve/parity_test.go).
 
 // A Registry is a collection of checks. Most applications will use the global
 // registry defined in DefaultRegistry. However, unit tests may need to create
@@ -42,7 +48,7 @@ func NewRegistry() *Registry {
 
 // DefaultRegistry is the default registry where checks are registered. It is
 // the registry used by the HTTP handler.
-var DefaultRegistry *Registry
+var DefaultRegistry = &Registry{} // ferry: see the comment above NewRegistry
 
 // Checker is the interface for a Health Checker
 type Checker interface {
@@ -201,6 +207,9 @@ func (registry *Registry) Register(name string, check Checker) {
 	_, ok := registry.registeredChecks[name]
 	if ok {
 		panic("Check already exists: " + name)
+	}
+	if registry.registeredChecks == nil { // ferry: see DefaultRegistry
+		registry.registeredChecks = make(map[string]Checker)
 	}
 	registry.registeredChecks[name] = check
 }

@@ -1,7 +1,7 @@
 package notifications
 
 import (
-	"fmt"
+	"errors" // ferry: errors.New for ErrSinkClosed, instead of upstream's "fmt"
 	"time"
 
 	events "github.com/docker/go-events"
@@ -146,4 +146,7 @@ type SourceRecord struct {
 // ErrSinkClosed is returned if a write is issued to a sink that has been
 // closed. If encountered, the error should be considered terminal and
 // retries will not be successful.
-var ErrSinkClosed = fmt.Errorf("sink: closed")
+//
+// ferry: errors.New, not upstream's fmt.Errorf with no arguments (which returns
+// errors.New(format)): the same error, initialised statically.
+var ErrSinkClosed = errors.New("sink: closed")

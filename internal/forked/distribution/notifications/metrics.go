@@ -26,7 +26,16 @@ var endpoints struct {
 	mu         sync.Mutex
 }
 
-func init() {
+// publishExpvar is upstream's init: it publishes the endpoints under
+// "registry" -> "notifications" in expvar.
+//
+// ferry: upstream runs this in init; here register runs it, once, when the
+// first endpoint is registered, so that no initialiser runs at every start.
+// expvar is read only through its /debug/vars handler on
+// http.DefaultServeMux, which nothing in ferry serves. The
+// metrics.Register(prometheus.NotificationsNamespace) call at its end is
+// gone: internal/nometrics' Register does nothing.
+func publishExpvar() {
 	// NOTE(stevvooe): Setup registry metrics structure to report to expvar.
 	// Ideally, we do more metrics through logging but we need some nice
 	// realtime metrics for queue state for now.
@@ -70,10 +79,9 @@ func init() {
 	}))
 
 	registry.(*expvar.Map).Set("notifications", &notifications)
-
-	// register prometheus metrics
-	metrics.Register(prometheus.NotificationsNamespace)
 }
+
+var expvarPublished sync.Once // ferry: see publishExpvar
 
 // EndpointMetrics track various actions taken by the endpoint, typically by
 // number of events. The goal of this to export it via expvar but we may find
@@ -180,6 +188,7 @@ func (eqc *endpointMetricsEventQueueListener) egress(event events.Event) {
 
 // register places the endpoint into expvar so that stats are tracked.
 func register(e *Endpoint) {
+	expvarPublished.Do(publishExpvar) // ferry: see publishExpvar
 	endpoints.mu.Lock()
 	defer endpoints.mu.Unlock()
 

@@ -10,7 +10,11 @@ import (
 )
 
 var (
-	defaultLogger   *logrus.Entry = logrus.StandardLogger().WithField("go.version", runtime.Version())
+	// ferry: nil until first use, when getLogrusLogger sets what upstream
+	// sets here (logrus.StandardLogger().WithField("go.version",
+	// runtime.Version()), the same value at any time) unless SetDefaultLogger
+	// has set another: no package initialiser.
+	defaultLogger   *logrus.Entry
 	defaultLoggerMu sync.RWMutex
 )
 
@@ -123,8 +127,17 @@ func getLogrusLogger(ctx context.Context, keys ...any) *logrus.Entry {
 		}
 
 		defaultLoggerMu.RLock()
-		logger = defaultLogger.WithFields(fields)
+		dl := defaultLogger
 		defaultLoggerMu.RUnlock()
+		if dl == nil { // ferry: see defaultLogger
+			defaultLoggerMu.Lock()
+			if defaultLogger == nil {
+				defaultLogger = logrus.StandardLogger().WithField("go.version", runtime.Version())
+			}
+			dl = defaultLogger
+			defaultLoggerMu.Unlock()
+		}
+		logger = dl.WithFields(fields)
 	}
 
 	fields := logrus.Fields{}

@@ -29,7 +29,14 @@ var SchemaVersion = manifest.Versioned{
 	MediaType:     MediaTypeManifestList,
 }
 
-func init() {
+// Register registers the manifest list unmarshaller with distribution.RegisterManifestSchema.
+//
+// ferry: upstream (manifest/manifestlist/manifestlist.go) does this in init; registry/handlers'
+// NewApp calls it once (registerManifestSchemas), before anything in ferry
+// can read the registrations (distribution.UnmarshalManifest, called only by
+// the handlers and the notifications they configure), so that no initialiser
+// runs at every start of ferry.
+func Register() {
 	if err := distribution.RegisterManifestSchema(MediaTypeManifestList, unmarshalManifestList); err != nil {
 		panic(fmt.Sprintf("Unable to register manifest: %s", err))
 	}

@@ -24,7 +24,20 @@ var IndexSchemaVersion = manifest.Versioned{
 	MediaType:     v1.MediaTypeImageIndex,
 }
 
-func init() {
+// Register registers the OCI image index and image manifest unmarshallers with distribution.RegisterManifestSchema (upstream's two inits, index.go's first).
+//
+// ferry: upstream (manifest/ocischema/index.go and manifest.go) does this in init; registry/handlers'
+// NewApp calls it once (registerManifestSchemas), before anything in ferry
+// can read the registrations (distribution.UnmarshalManifest, called only by
+// the handlers and the notifications they configure), so that no initialiser
+// runs at every start of ferry.
+func Register() {
+	registerIndex()
+	registerManifest()
+}
+
+// registerIndex is upstream index.go's init (ferry: see Register).
+func registerIndex() {
 	if err := distribution.RegisterManifestSchema(v1.MediaTypeImageIndex, unmarshalImageIndex); err != nil {
 		panic(fmt.Sprintf("Unable to register OCI Image Index: %s", err))
 	}

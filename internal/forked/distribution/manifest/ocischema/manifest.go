@@ -24,7 +24,9 @@ var SchemaVersion = manifest.Versioned{
 	MediaType:     v1.MediaTypeImageManifest,
 }
 
-func init() {
+// registerManifest is upstream manifest.go's init (ferry: see Register in
+// index.go).
+func registerManifest() {
 	if err := distribution.RegisterManifestSchema(v1.MediaTypeImageManifest, unmarshalOCISchema); err != nil {
 		panic(fmt.Sprintf("Unable to register manifest: %s", err))
 	}

@@ -52,7 +52,14 @@ var SchemaVersion = manifest.Versioned{
 	MediaType:     defaultMediaType,
 }
 
-func init() {
+// Register registers the schema2 manifest unmarshaller with distribution.RegisterManifestSchema.
+//
+// ferry: upstream (manifest/schema2/manifest.go) does this in init; registry/handlers'
+// NewApp calls it once (registerManifestSchemas), before anything in ferry
+// can read the registrations (distribution.UnmarshalManifest, called only by
+// the handlers and the notifications they configure), so that no initialiser
+// runs at every start of ferry.
+func Register() {
 	if err := distribution.RegisterManifestSchema(defaultMediaType, unmarshalSchema2); err != nil {
 		panic(fmt.Sprintf("Unable to register manifest: %s", err))
 	}

@@ -49,11 +49,10 @@ var (
 // to register the constructor for different AccessController backends.
 type InitFunc func(options map[string]any) (AccessController, error)
 
+// ferry: upstream (registry/auth/auth.go) makes the map in init; Register
+// makes it on first use instead (reading a nil map finds nothing, as reading
+// an empty one does), so the package has no initialiser.
 var accessControllers map[string]InitFunc
-
-func init() {
-	accessControllers = make(map[string]InitFunc)
-}
 
 // UserInfo carries information about
 // an authenticated/authorized client.
@@ -121,6 +120,9 @@ func Register(name string, initFunc InitFunc) error {
 		return fmt.Errorf("name already registered: %s", name)
 	}
 
+	if accessControllers == nil { // ferry: see accessControllers
+		accessControllers = make(map[string]InitFunc)
+	}
 	accessControllers[name] = initFunc
 
 	return nil

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync" // ferry: for registerManifestSchemas
 	"time"
 
 	"github.com/distribution/reference"
@@ -23,6 +24,9 @@ import (
 	"github.com/ferryhq/ferry/internal/forked/distribution/health"
 	"github.com/ferryhq/ferry/internal/forked/distribution/health/checks"
 	"github.com/ferryhq/ferry/internal/forked/distribution/internal/dcontext"
+	"github.com/ferryhq/ferry/internal/forked/distribution/manifest/manifestlist" // ferry: for registerManifestSchemas
+	"github.com/ferryhq/ferry/internal/forked/distribution/manifest/ocischema"    // ferry: for registerManifestSchemas
+	"github.com/ferryhq/ferry/internal/forked/distribution/manifest/schema2"      // ferry: for registerManifestSchemas
 	"github.com/ferryhq/ferry/internal/forked/distribution/notifications"
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/api/errcode"
 	v2 "github.com/ferryhq/ferry/internal/forked/distribution/registry/api/v2"
@@ -97,10 +101,28 @@ type App struct {
 	purgerDone <-chan struct{}
 }
 
+// registerManifestSchemas registers, once, the manifest unmarshallers of the
+// manifest packages this package imports (manifestlist, ocischema, schema2).
+//
+// ferry: not upstream. Upstream those packages register in their init
+// functions; the copy's do it in Register, called here before the first App
+// exists: distribution.UnmarshalManifest (the registrations' reader) runs
+// only in the handlers and in the notifications an App configures.
+func registerManifestSchemas() {
+	manifestSchemas.Do(func() {
+		manifestlist.Register()
+		ocischema.Register()
+		schema2.Register()
+	})
+}
+
+var manifestSchemas sync.Once // ferry: see registerManifestSchemas
+
 // NewApp takes a configuration and returns a configured app, ready to serve
 // requests. The app only implements ServeHTTP and can be wrapped in other
 // handlers accordingly.
 func NewApp(ctx context.Context, config *configuration.Configuration) *App {
+	registerManifestSchemas() // ferry: see registerManifestSchemas
 	ctx, cancel := context.WithCancel(ctx)
 	app := &App{
 		Config:  config,

@@ -2,7 +2,7 @@ package handlers
 
 import (
 	"context"
-	"fmt"
+	"errors" // ferry: errors.New for errDigestNotAvailable, instead of upstream's "fmt"
 	"net/http"
 
 	"github.com/ferryhq/ferry/internal/forked/distribution"
@@ -54,7 +54,9 @@ func getReference(ctx context.Context) (reference string) {
 	return dcontext.GetStringValue(ctx, "vars.reference")
 }
 
-var errDigestNotAvailable = fmt.Errorf("digest not available in context")
+// ferry: errors.New, not upstream's fmt.Errorf with no arguments (which returns
+// errors.New(format)): the same error, initialised statically.
+var errDigestNotAvailable = errors.New("digest not available in context")
 
 func getDigest(ctx context.Context) (dgst digest.Digest, err error) {
 	dgstStr := dcontext.GetStringValue(ctx, "vars.digest")

@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
+	"errors" // ferry: errors.New for errInvalidSecret, instead of upstream's "fmt"
 	"time"
 )
 
@@ -26,7 +26,9 @@ type blobUploadState struct {
 
 type hmacKey string
 
-var errInvalidSecret = fmt.Errorf("invalid secret")
+// ferry: errors.New, not upstream's fmt.Errorf with no arguments (which returns
+// errors.New(format)): the same error, initialised statically.
+var errInvalidSecret = errors.New("invalid secret")
 
 // unpackUploadState unpacks and validates the blob upload state from the
 // token, using the hmacKey secret.

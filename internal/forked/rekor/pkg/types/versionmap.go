@@ -40,10 +40,12 @@ type SemVerEntryFactoryMap struct {
 	sync.RWMutex
 }
 
+// ferry: upstream (pkg/types/versionmap.go) makes factoryMap here, which
+// gives every kind package's `var VersionMap = NewSemVerEntryFactoryMap()`
+// an initialiser; SetEntryFactory makes it on first use instead (reading a
+// nil map finds nothing, as reading an empty one does).
 func NewSemVerEntryFactoryMap() VersionEntryFactoryMap {
-	s := SemVerEntryFactoryMap{}
-	s.factoryMap = make(map[string]EntryFactory)
-	return &s
+	return &SemVerEntryFactoryMap{}
 }
 
 func (s *SemVerEntryFactoryMap) Count() int {
@@ -84,6 +86,9 @@ func (s *SemVerEntryFactoryMap) SetEntryFactory(constraint string, ef EntryFacto
 		return err
 	}
 
+	if s.factoryMap == nil { // ferry: see NewSemVerEntryFactoryMap
+		s.factoryMap = make(map[string]EntryFactory)
+	}
 	s.factoryMap[constraint] = ef
 	return nil
 }

@@ -35,16 +35,31 @@ import (
 	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/verify"
 )
 
+// ferry: upstream (pkg/bundle/bundle.go) builds the wrapped errors below with
+// fmt.Errorf("%w: ...", parent) in the package initialiser; wrappedError gives
+// the same Error() text and the same Unwrap() chain (errors.Is/As behave as
+// upstream) and is initialised statically, so the package has no initialiser.
 var ErrValidation = errors.New("validation error")
-var ErrUnsupportedMediaType = fmt.Errorf("%w: unsupported media type", ErrValidation)
-var ErrEmptyBundle = fmt.Errorf("%w: empty protobuf bundle", ErrValidation)
-var ErrMissingVerificationMaterial = fmt.Errorf("%w: missing verification material", ErrValidation)
-var ErrMissingBundleContent = fmt.Errorf("%w: missing bundle content", ErrValidation)
+var ErrUnsupportedMediaType error = &wrappedError{"validation error: unsupported media type", &ErrValidation}
+var ErrEmptyBundle error = &wrappedError{"validation error: empty protobuf bundle", &ErrValidation}
+var ErrMissingVerificationMaterial error = &wrappedError{"validation error: missing verification material", &ErrValidation}
+var ErrMissingBundleContent error = &wrappedError{"validation error: missing bundle content", &ErrValidation}
 var ErrUnimplemented = errors.New("unimplemented")
-var ErrInvalidAttestation = fmt.Errorf("%w: invalid attestation", ErrValidation)
-var ErrMissingEnvelope = fmt.Errorf("%w: missing valid envelope", ErrInvalidAttestation)
-var ErrDecodingJSON = fmt.Errorf("%w: decoding json", ErrInvalidAttestation)
-var ErrDecodingB64 = fmt.Errorf("%w: decoding base64", ErrInvalidAttestation)
+var ErrInvalidAttestation error = &wrappedError{"validation error: invalid attestation", &ErrValidation}
+var ErrMissingEnvelope error = &wrappedError{"validation error: invalid attestation: missing valid envelope", &ErrInvalidAttestation}
+var ErrDecodingJSON error = &wrappedError{"validation error: invalid attestation: decoding json", &ErrInvalidAttestation}
+var ErrDecodingB64 error = &wrappedError{"validation error: invalid attestation: decoding base64", &ErrInvalidAttestation}
+
+// wrappedError is what fmt.Errorf("%w: ...", *parent) returns, built
+// statically (ferry: not upstream). parent points at the wrapped package
+// variable so that the composite literal needs no initialiser.
+type wrappedError struct {
+	msg    string
+	parent *error
+}
+
+func (e *wrappedError) Error() string { return e.msg }
+func (e *wrappedError) Unwrap() error { return *e.parent }
 
 const mediaTypeBase = "application/vnd.dev.sigstore.bundle"
 

@@ -26,6 +26,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/cyberphone/json-canonicalization/go/src/webpki.org/jsoncanonicalizer"
@@ -71,6 +72,7 @@ var ErrInvalidRekorV2Entry = errors.New("type error: object is not a Rekor v2 ty
 
 // Deprecated: use NewTlogEntry. NewEntry only parses a Rekor v1 entry.
 func NewEntry(body []byte, integratedTime int64, logIndex int64, logID []byte, signedEntryTimestamp []byte, inclusionProof *models.InclusionProof) (*Entry, error) {
+	registerRekorV1Types() // ferry: see registerRekorV1Types
 	pe, err := models.UnmarshalProposedEntry(bytes.NewReader(body), runtime.JSONConsumer())
 	if err != nil {
 		return nil, err
@@ -559,7 +561,27 @@ func VerifySET(entry *Entry, verifiers map[string]*root.TransparencyLog) error {
 	return nil
 }
 
+// registerRekorV1Types registers, once, the Rekor v1 entry types this
+// package imports (dsse v0.0.1, hashedrekord v0.0.1, intoto v0.0.2) in rekor's
+// types.TypeMap.
+//
+// ferry: not upstream. Upstream the rekor packages register themselves in
+// their init functions; the fork's rekor types do it in Register, called
+// here before this package first reads an entry (types.UnmarshalEntry, in
+// NewEntry and unmarshalRekorV1Entry: the only readers of TypeMap in ferry),
+// so that no initialiser runs at every start of ferry.
+func registerRekorV1Types() {
+	rekorV1Types.Do(func() {
+		dsse_v001.Register()
+		hashedrekord_v001.Register()
+		intoto_v002.Register()
+	})
+}
+
+var rekorV1Types sync.Once // ferry: see registerRekorV1Types
+
 func unmarshalRekorV1Entry(body []byte) (types.EntryImpl, error) {
+	registerRekorV1Types() // ferry: see registerRekorV1Types
 	pe, err := models.UnmarshalProposedEntry(bytes.NewReader(body), runtime.JSONConsumer())
 	if err != nil {
 		return nil, err

@@ -24,7 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 
 	rekortilespb "github.com/ferryhq/ferry/internal/forked/rekor-tiles/pkg/generated/protobuf"
@@ -32,6 +31,7 @@ import (
 	"github.com/ferryhq/ferry/internal/forked/sigstore-go/internal/limits"
 	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/root"
 	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/tlog"
+	"github.com/ferryhq/ferry/internal/lazyregexp" // ferry: for treeIDSuffixRegex
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	"github.com/sigstore/rekor-tiles/v2/pkg/note"
@@ -312,7 +312,10 @@ func VerifyArtifactTransparencyLog(entity SignedEntity, trustedMaterial root.Tru
 	return VerifyTlogEntry(entity, trustedMaterial, logThreshold, trustIntegratedTime)
 }
 
-var treeIDSuffixRegex = regexp.MustCompile(".* - [0-9]+$")
+// ferry: lazyregexp.New instead of regexp.MustCompile (upstream
+// pkg/verify/tlog.go): compiled on first use, not by an initialiser at every
+// start.
+var treeIDSuffixRegex = lazyregexp.New(".* - [0-9]+$")
 
 // hasRekorV1STH checks if the checkpoint has a Rekor v1-style Signed Tree Head
 // which contains a numeric Tree ID as part of its checkpoint origin.

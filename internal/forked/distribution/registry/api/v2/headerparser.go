@@ -2,16 +2,20 @@ package v2
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/ferryhq/ferry/internal/lazyregexp" // ferry: instead of "regexp", see below
 )
 
+// ferry: lazyregexp.New instead of regexp.MustCompile (upstream
+// registry/api/v2/headerparser.go): compiled on first use, not by the package
+// initialiser; parseForwardedHeader calls only FindString.
 var (
 	// according to rfc7230
-	reToken            = regexp.MustCompile(`^[^"(),/:;<=>?@[\]{}[:space:][:cntrl:]]+`)
-	reQuotedValue      = regexp.MustCompile(`^[^\\"]+`)
-	reEscapedCharacter = regexp.MustCompile(`^[[:blank:][:graph:]]`)
+	reToken            = lazyregexp.New(`^[^"(),/:;<=>?@[\]{}[:space:][:cntrl:]]+`)
+	reQuotedValue      = lazyregexp.New(`^[^\\"]+`)
+	reEscapedCharacter = lazyregexp.New(`^[[:blank:][:graph:]]`)
 )
 
 // parseForwardedHeader is a benevolent parser of Forwarded header defined in rfc7239. The header contains

@@ -44,6 +44,7 @@ func RouterWithPrefix(prefix string) *mux.Router {
 
 	router.StrictSlash(true)
 
+	loadRoutes() // ferry: see loadRoutes in descriptors.go
 	for _, descriptor := range routeDescriptors {
 		router.Path(descriptor.Path).Name(descriptor.Name)
 	}

@@ -85,6 +85,7 @@ func NewURLBuilderFromRequest(r *http.Request, relative bool) *URLBuilder {
 		}
 	}
 
+	loadRoutes() // ferry: see loadRoutes in descriptors.go
 	basePath := routeDescriptorsMap[RouteNameBase].Path
 
 	requestPath := r.URL.Path

@@ -307,7 +307,7 @@ func getJwks(path string) (*jose.JSONWebKeySet, error) {
 func getSigningAlgorithms(algos []string) ([]jose.SignatureAlgorithm, error) {
 	signAlgVals := make([]jose.SignatureAlgorithm, 0, len(algos))
 	for _, alg := range algos {
-		signAlg, ok := signingAlgorithms[alg]
+		signAlg, ok := signingAlgorithms(alg) // ferry: a func, see token.go
 		if !ok {
 			return nil, fmt.Errorf("unsupported signing algorithm: %s", alg)
 		}

@@ -23,20 +23,41 @@ const (
 	Leeway = 60 * time.Second
 )
 
-var signingAlgorithms = map[string]jose.SignatureAlgorithm{
-	"EdDSA": jose.EdDSA,
-	"HS256": jose.HS256,
-	"HS384": jose.HS384,
-	"HS512": jose.HS512,
-	"RS256": jose.RS256,
-	"RS384": jose.RS384,
-	"RS512": jose.RS512,
-	"ES256": jose.ES256,
-	"ES384": jose.ES384,
-	"ES512": jose.ES512,
-	"PS256": jose.PS256,
-	"PS384": jose.PS384,
-	"PS512": jose.PS512,
+// signingAlgorithms returns the algorithm named alg, as upstream's map
+// signingAlgorithms (same names, same values) does.
+//
+// ferry: a switch instead of upstream's map literal (registry/auth/token/token.go),
+// which needs a package initialiser.
+func signingAlgorithms(alg string) (jose.SignatureAlgorithm, bool) {
+	switch alg {
+	case "EdDSA":
+		return jose.EdDSA, true
+	case "HS256":
+		return jose.HS256, true
+	case "HS384":
+		return jose.HS384, true
+	case "HS512":
+		return jose.HS512, true
+	case "RS256":
+		return jose.RS256, true
+	case "RS384":
+		return jose.RS384, true
+	case "RS512":
+		return jose.RS512, true
+	case "ES256":
+		return jose.ES256, true
+	case "ES384":
+		return jose.ES384, true
+	case "ES512":
+		return jose.ES512, true
+	case "PS256":
+		return jose.PS256, true
+	case "PS384":
+		return jose.PS384, true
+	case "PS512":
+		return jose.PS512, true
+	}
+	return "", false
 }
 
 var defaultSigningAlgorithms = []jose.SignatureAlgorithm{

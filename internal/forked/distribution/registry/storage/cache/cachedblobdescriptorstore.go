@@ -5,6 +5,7 @@ import (
 
 	"github.com/ferryhq/ferry/internal/forked/distribution"
 	"github.com/ferryhq/ferry/internal/forked/distribution/internal/dcontext"
+	metrics "github.com/ferryhq/ferry/internal/forked/distribution/internal/nometrics" // ferry: for the counters' type, see below
 	prometheus "github.com/ferryhq/ferry/internal/forked/distribution/metrics"
 	"github.com/opencontainers/go-digest"
 	v1 "github.com/opencontainers/image-spec/specs-go/v1"
@@ -15,13 +16,17 @@ type cachedBlobStatter struct {
 	backend distribution.BlobDescriptorService
 }
 
+// ferry: the counters are declared with their type (the type NewCounter
+// returns), which upstream leaves out: with internal/nometrics imported here
+// the compiler inlines NewCounter and initialises them statically (no
+// package initialiser).
 var (
 	// cacheRequestCount is the number of total cache requests received.
-	cacheRequestCount = prometheus.StorageNamespace.NewCounter("cache_requests", "The number of cache request received")
+	cacheRequestCount metrics.Counter = prometheus.StorageNamespace.NewCounter("cache_requests", "The number of cache request received")
 	// cacheRequestCount is the number of total cache requests received.
-	cacheHitCount = prometheus.StorageNamespace.NewCounter("cache_hits", "The number of cache request received")
+	cacheHitCount metrics.Counter = prometheus.StorageNamespace.NewCounter("cache_hits", "The number of cache request received")
 	// cacheErrorCount is the number of cache request errors.
-	cacheErrorCount = prometheus.StorageNamespace.NewCounter("cache_errors", "The number of cache request errors")
+	cacheErrorCount metrics.Counter = prometheus.StorageNamespace.NewCounter("cache_errors", "The number of cache request errors")
 )
 
 // NewCachedBlobStatter creates a new statter which prefers a cache and

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/ferryhq/ferry/internal/lazyregexp" // ferry: for PathRegexp
 )
 
 // Version is a string representing the storage driver version, of the form
@@ -136,7 +137,11 @@ type FileWriter interface {
 // number of path components separated by slashes, where each component is
 // restricted to alphanumeric characters or a period, underscore, or
 // hyphen.
-var PathRegexp = regexp.MustCompile(`^(/[A-Za-z0-9._-]+)+$`)
+//
+// ferry: lazyregexp.New instead of regexp.MustCompile (upstream
+// registry/storage/driver/storagedriver.go): compiled on first use, not by an
+// initialiser at every start; base.go calls only MatchString.
+var PathRegexp = lazyregexp.New(`^(/[A-Za-z0-9._-]+)+$`)
 
 // ErrUnsupportedMethod may be returned in the case where a StorageDriver implementation does not support an optional method.
 type ErrUnsupportedMethod struct {

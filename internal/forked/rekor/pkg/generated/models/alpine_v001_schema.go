@@ -20,7 +20,7 @@ package models
 
 import (
 	"context"
-	"encoding/json"
+	// ferry: "encoding/json" removed: only the enum init used it.
 	stderrors "errors"
 
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-swag"
@@ -342,17 +342,10 @@ func (m *AlpineV001SchemaPackageHash) Validate(formats strfmt.Registry) error {
 	return nil
 }
 
-var alpineV001SchemaPackageHashTypeAlgorithmPropEnum []any
-
-func init() {
-	var res []string
-	if err := json.Unmarshal([]byte(`["sha256"]`), &res); err != nil {
-		panic(err)
-	}
-	for _, v := range res {
-		alpineV001SchemaPackageHashTypeAlgorithmPropEnum = append(alpineV001SchemaPackageHashTypeAlgorithmPropEnum, v)
-	}
-}
+// ferry: a static []any literal instead of upstream's init that fills
+// alpineV001SchemaPackageHashTypeAlgorithmPropEnum by json.Unmarshal of `["sha256"]` (same values, same order);
+// no initialiser runs at start. Upstream: pkg/generated/models/alpine_v001_schema.go.
+var alpineV001SchemaPackageHashTypeAlgorithmPropEnum = []any{"sha256"}
 
 const (
 

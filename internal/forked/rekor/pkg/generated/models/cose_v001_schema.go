@@ -20,7 +20,7 @@ package models
 
 import (
 	"context"
-	"encoding/json"
+	// ferry: "encoding/json" removed: only the enum init used it.
 	stderrors "errors"
 
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-swag"
@@ -355,17 +355,10 @@ func (m *CoseV001SchemaDataEnvelopeHash) Validate(formats strfmt.Registry) error
 	return nil
 }
 
-var coseV001SchemaDataEnvelopeHashTypeAlgorithmPropEnum []any
-
-func init() {
-	var res []string
-	if err := json.Unmarshal([]byte(`["sha256"]`), &res); err != nil {
-		panic(err)
-	}
-	for _, v := range res {
-		coseV001SchemaDataEnvelopeHashTypeAlgorithmPropEnum = append(coseV001SchemaDataEnvelopeHashTypeAlgorithmPropEnum, v)
-	}
-}
+// ferry: a static []any literal instead of upstream's init that fills
+// coseV001SchemaDataEnvelopeHashTypeAlgorithmPropEnum by json.Unmarshal of `["sha256"]` (same values, same order);
+// no initialiser runs at start. Upstream: pkg/generated/models/cose_v001_schema.go.
+var coseV001SchemaDataEnvelopeHashTypeAlgorithmPropEnum = []any{"sha256"}
 
 const (
 
@@ -465,17 +458,10 @@ func (m *CoseV001SchemaDataPayloadHash) Validate(formats strfmt.Registry) error 
 	return nil
 }
 
-var coseV001SchemaDataPayloadHashTypeAlgorithmPropEnum []any
-
-func init() {
-	var res []string
-	if err := json.Unmarshal([]byte(`["sha256"]`), &res); err != nil {
-		panic(err)
-	}
-	for _, v := range res {
-		coseV001SchemaDataPayloadHashTypeAlgorithmPropEnum = append(coseV001SchemaDataPayloadHashTypeAlgorithmPropEnum, v)
-	}
-}
+// ferry: a static []any literal instead of upstream's init that fills
+// coseV001SchemaDataPayloadHashTypeAlgorithmPropEnum by json.Unmarshal of `["sha256"]` (same values, same order);
+// no initialiser runs at start. Upstream: pkg/generated/models/cose_v001_schema.go.
+var coseV001SchemaDataPayloadHashTypeAlgorithmPropEnum = []any{"sha256"}
 
 const (
 

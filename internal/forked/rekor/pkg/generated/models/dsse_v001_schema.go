@@ -20,7 +20,7 @@ package models
 
 import (
 	"context"
-	"encoding/json"
+	// ferry: "encoding/json" removed: only the enum init used it.
 	stderrors "errors"
 	"strconv"
 
@@ -368,17 +368,10 @@ func (m *DSSEV001SchemaEnvelopeHash) Validate(formats strfmt.Registry) error {
 	return nil
 }
 
-var dsseV001SchemaEnvelopeHashTypeAlgorithmPropEnum []any
-
-func init() {
-	var res []string
-	if err := json.Unmarshal([]byte(`["sha256"]`), &res); err != nil {
-		panic(err)
-	}
-	for _, v := range res {
-		dsseV001SchemaEnvelopeHashTypeAlgorithmPropEnum = append(dsseV001SchemaEnvelopeHashTypeAlgorithmPropEnum, v)
-	}
-}
+// ferry: a static []any literal instead of upstream's init that fills
+// dsseV001SchemaEnvelopeHashTypeAlgorithmPropEnum by json.Unmarshal of `["sha256"]` (same values, same order);
+// no initialiser runs at start. Upstream: pkg/generated/models/dsse_v001_schema.go.
+var dsseV001SchemaEnvelopeHashTypeAlgorithmPropEnum = []any{"sha256"}
 
 const (
 
@@ -478,17 +471,10 @@ func (m *DSSEV001SchemaPayloadHash) Validate(formats strfmt.Registry) error {
 	return nil
 }
 
-var dsseV001SchemaPayloadHashTypeAlgorithmPropEnum []any
-
-func init() {
-	var res []string
-	if err := json.Unmarshal([]byte(`["sha256"]`), &res); err != nil {
-		panic(err)
-	}
-	for _, v := range res {
-		dsseV001SchemaPayloadHashTypeAlgorithmPropEnum = append(dsseV001SchemaPayloadHashTypeAlgorithmPropEnum, v)
-	}
-}
+// ferry: a static []any literal instead of upstream's init that fills
+// dsseV001SchemaPayloadHashTypeAlgorithmPropEnum by json.Unmarshal of `["sha256"]` (same values, same order);
+// no initialiser runs at start. Upstream: pkg/generated/models/dsse_v001_schema.go.
+var dsseV001SchemaPayloadHashTypeAlgorithmPropEnum = []any{"sha256"}
 
 const (
 

@@ -20,7 +20,7 @@ package models
 
 import (
 	"context"
-	"encoding/json"
+	// ferry: "encoding/json" removed: only the enum init used it.
 	stderrors "errors"
 
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-swag"
@@ -325,17 +325,10 @@ func (m *HashedrekordV001SchemaDataHash) Validate(formats strfmt.Registry) error
 	return nil
 }
 
-var hashedrekordV001SchemaDataHashTypeAlgorithmPropEnum []any
-
-func init() {
-	var res []string
-	if err := json.Unmarshal([]byte(`["sha256","sha384","sha512"]`), &res); err != nil {
-		panic(err)
-	}
-	for _, v := range res {
-		hashedrekordV001SchemaDataHashTypeAlgorithmPropEnum = append(hashedrekordV001SchemaDataHashTypeAlgorithmPropEnum, v)
-	}
-}
+// ferry: a static []any literal instead of upstream's init that fills
+// hashedrekordV001SchemaDataHashTypeAlgorithmPropEnum by json.Unmarshal of `["sha256","sha384","sha512"]` (same values, same order);
+// no initialiser runs at start. Upstream: pkg/generated/models/hashedrekord_v001_schema.go.
+var hashedrekordV001SchemaDataHashTypeAlgorithmPropEnum = []any{"sha256", "sha384", "sha512"}
 
 const (
 

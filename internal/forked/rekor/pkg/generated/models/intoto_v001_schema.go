@@ -20,7 +20,7 @@ package models
 
 import (
 	"context"
-	"encoding/json"
+	// ferry: "encoding/json" removed: only the enum init used it.
 	stderrors "errors"
 
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-swag"
@@ -348,17 +348,10 @@ func (m *IntotoV001SchemaContentHash) Validate(formats strfmt.Registry) error {
 	return nil
 }
 
-var intotoV001SchemaContentHashTypeAlgorithmPropEnum []any
-
-func init() {
-	var res []string
-	if err := json.Unmarshal([]byte(`["sha256"]`), &res); err != nil {
-		panic(err)
-	}
-	for _, v := range res {
-		intotoV001SchemaContentHashTypeAlgorithmPropEnum = append(intotoV001SchemaContentHashTypeAlgorithmPropEnum, v)
-	}
-}
+// ferry: a static []any literal instead of upstream's init that fills
+// intotoV001SchemaContentHashTypeAlgorithmPropEnum by json.Unmarshal of `["sha256"]` (same values, same order);
+// no initialiser runs at start. Upstream: pkg/generated/models/intoto_v001_schema.go.
+var intotoV001SchemaContentHashTypeAlgorithmPropEnum = []any{"sha256"}
 
 const (
 
@@ -458,17 +451,10 @@ func (m *IntotoV001SchemaContentPayloadHash) Validate(formats strfmt.Registry) e
 	return nil
 }
 
-var intotoV001SchemaContentPayloadHashTypeAlgorithmPropEnum []any
-
-func init() {
-	var res []string
-	if err := json.Unmarshal([]byte(`["sha256"]`), &res); err != nil {
-		panic(err)
-	}
-	for _, v := range res {
-		intotoV001SchemaContentPayloadHashTypeAlgorithmPropEnum = append(intotoV001SchemaContentPayloadHashTypeAlgorithmPropEnum, v)
-	}
-}
+// ferry: a static []any literal instead of upstream's init that fills
+// intotoV001SchemaContentPayloadHashTypeAlgorithmPropEnum by json.Unmarshal of `["sha256"]` (same values, same order);
+// no initialiser runs at start. Upstream: pkg/generated/models/intoto_v001_schema.go.
+var intotoV001SchemaContentPayloadHashTypeAlgorithmPropEnum = []any{"sha256"}
 
 const (
 

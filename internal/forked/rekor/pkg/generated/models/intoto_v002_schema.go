@@ -20,7 +20,7 @@ package models
 
 import (
 	"context"
-	"encoding/json"
+	// ferry: "encoding/json" removed: only the enum init used it.
 	stderrors "errors"
 	"strconv"
 
@@ -607,17 +607,10 @@ func (m *IntotoV002SchemaContentHash) Validate(formats strfmt.Registry) error {
 	return nil
 }
 
-var intotoV002SchemaContentHashTypeAlgorithmPropEnum []any
-
-func init() {
-	var res []string
-	if err := json.Unmarshal([]byte(`["sha256"]`), &res); err != nil {
-		panic(err)
-	}
-	for _, v := range res {
-		intotoV002SchemaContentHashTypeAlgorithmPropEnum = append(intotoV002SchemaContentHashTypeAlgorithmPropEnum, v)
-	}
-}
+// ferry: a static []any literal instead of upstream's init that fills
+// intotoV002SchemaContentHashTypeAlgorithmPropEnum by json.Unmarshal of `["sha256"]` (same values, same order);
+// no initialiser runs at start. Upstream: pkg/generated/models/intoto_v002_schema.go.
+var intotoV002SchemaContentHashTypeAlgorithmPropEnum = []any{"sha256"}
 
 const (
 
@@ -717,17 +710,10 @@ func (m *IntotoV002SchemaContentPayloadHash) Validate(formats strfmt.Registry) e
 	return nil
 }
 
-var intotoV002SchemaContentPayloadHashTypeAlgorithmPropEnum []any
-
-func init() {
-	var res []string
-	if err := json.Unmarshal([]byte(`["sha256"]`), &res); err != nil {
-		panic(err)
-	}
-	for _, v := range res {
-		intotoV002SchemaContentPayloadHashTypeAlgorithmPropEnum = append(intotoV002SchemaContentPayloadHashTypeAlgorithmPropEnum, v)
-	}
-}
+// ferry: a static []any literal instead of upstream's init that fills
+// intotoV002SchemaContentPayloadHashTypeAlgorithmPropEnum by json.Unmarshal of `["sha256"]` (same values, same order);
+// no initialiser runs at start. Upstream: pkg/generated/models/intoto_v002_schema.go.
+var intotoV002SchemaContentPayloadHashTypeAlgorithmPropEnum = []any{"sha256"}
 
 const (
 

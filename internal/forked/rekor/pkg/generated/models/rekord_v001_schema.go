@@ -20,7 +20,7 @@ package models
 
 import (
 	"context"
-	"encoding/json"
+	// ferry: "encoding/json" removed: only the enum init used it.
 	stderrors "errors"
 
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-swag"
@@ -329,17 +329,10 @@ func (m *RekordV001SchemaDataHash) Validate(formats strfmt.Registry) error {
 	return nil
 }
 
-var rekordV001SchemaDataHashTypeAlgorithmPropEnum []any
-
-func init() {
-	var res []string
-	if err := json.Unmarshal([]byte(`["sha256"]`), &res); err != nil {
-		panic(err)
-	}
-	for _, v := range res {
-		rekordV001SchemaDataHashTypeAlgorithmPropEnum = append(rekordV001SchemaDataHashTypeAlgorithmPropEnum, v)
-	}
-}
+// ferry: a static []any literal instead of upstream's init that fills
+// rekordV001SchemaDataHashTypeAlgorithmPropEnum by json.Unmarshal of `["sha256"]` (same values, same order);
+// no initialiser runs at start. Upstream: pkg/generated/models/rekord_v001_schema.go.
+var rekordV001SchemaDataHashTypeAlgorithmPropEnum = []any{"sha256"}
 
 const (
 
@@ -457,17 +450,10 @@ func (m *RekordV001SchemaSignature) validateContent(formats strfmt.Registry) err
 	return nil
 }
 
-var rekordV001SchemaSignatureTypeFormatPropEnum []any
-
-func init() {
-	var res []string
-	if err := json.Unmarshal([]byte(`["pgp","minisign","x509","ssh"]`), &res); err != nil {
-		panic(err)
-	}
-	for _, v := range res {
-		rekordV001SchemaSignatureTypeFormatPropEnum = append(rekordV001SchemaSignatureTypeFormatPropEnum, v)
-	}
-}
+// ferry: a static []any literal instead of upstream's init that fills
+// rekordV001SchemaSignatureTypeFormatPropEnum by json.Unmarshal of `["pgp","minisign","x509","ssh"]` (same values, same order);
+// no initialiser runs at start. Upstream: pkg/generated/models/rekord_v001_schema.go.
+var rekordV001SchemaSignatureTypeFormatPropEnum = []any{"pgp", "minisign", "x509", "ssh"}
 
 const (
 

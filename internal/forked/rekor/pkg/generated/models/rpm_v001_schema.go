@@ -20,7 +20,7 @@ package models
 
 import (
 	"context"
-	"encoding/json"
+	// ferry: "encoding/json" removed: only the enum init used it.
 	stderrors "errors"
 
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-swag"
@@ -342,17 +342,10 @@ func (m *RpmV001SchemaPackageHash) Validate(formats strfmt.Registry) error {
 	return nil
 }
 
-var rpmV001SchemaPackageHashTypeAlgorithmPropEnum []any
-
-func init() {
-	var res []string
-	if err := json.Unmarshal([]byte(`["sha256"]`), &res); err != nil {
-		panic(err)
-	}
-	for _, v := range res {
-		rpmV001SchemaPackageHashTypeAlgorithmPropEnum = append(rpmV001SchemaPackageHashTypeAlgorithmPropEnum, v)
-	}
-}
+// ferry: a static []any literal instead of upstream's init that fills
+// rpmV001SchemaPackageHashTypeAlgorithmPropEnum by json.Unmarshal of `["sha256"]` (same values, same order);
+// no initialiser runs at start. Upstream: pkg/generated/models/rpm_v001_schema.go.
+var rpmV001SchemaPackageHashTypeAlgorithmPropEnum = []any{"sha256"}
 
 const (
 

@@ -20,7 +20,7 @@ package models
 
 import (
 	"context"
-	"encoding/json"
+	// ferry: "encoding/json" removed: only the enum init used it.
 	stderrors "errors"
 
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-swag"
@@ -100,17 +100,10 @@ func (m *SearchIndex) validateHash(formats strfmt.Registry) error {
 	return nil
 }
 
-var searchIndexTypeOperatorPropEnum []any
-
-func init() {
-	var res []string
-	if err := json.Unmarshal([]byte(`["and","or"]`), &res); err != nil {
-		panic(err)
-	}
-	for _, v := range res {
-		searchIndexTypeOperatorPropEnum = append(searchIndexTypeOperatorPropEnum, v)
-	}
-}
+// ferry: a static []any literal instead of upstream's init that fills
+// searchIndexTypeOperatorPropEnum by json.Unmarshal of `["and","or"]` (same values, same order);
+// no initialiser runs at start. Upstream: pkg/generated/models/search_index.go.
+var searchIndexTypeOperatorPropEnum = []any{"and", "or"}
 
 const (
 
@@ -251,17 +244,10 @@ func (m *SearchIndexPublicKey) Validate(formats strfmt.Registry) error {
 	return nil
 }
 
-var searchIndexPublicKeyTypeFormatPropEnum []any
-
-func init() {
-	var res []string
-	if err := json.Unmarshal([]byte(`["pgp","x509","minisign","ssh","tuf"]`), &res); err != nil {
-		panic(err)
-	}
-	for _, v := range res {
-		searchIndexPublicKeyTypeFormatPropEnum = append(searchIndexPublicKeyTypeFormatPropEnum, v)
-	}
-}
+// ferry: a static []any literal instead of upstream's init that fills
+// searchIndexPublicKeyTypeFormatPropEnum by json.Unmarshal of `["pgp","x509","minisign","ssh","tuf"]` (same values, same order);
+// no initialiser runs at start. Upstream: pkg/generated/models/search_index.go.
+var searchIndexPublicKeyTypeFormatPropEnum = []any{"pgp", "x509", "minisign", "ssh", "tuf"}
 
 const (
 

@@ -32,7 +32,13 @@ type BaseRekordType struct {
 	types.RekorType
 }
 
-func init() {
+// Register adds the kind to types.TypeMap.
+//
+// ferry: upstream (pkg/types/hashedrekord/hashedrekord.go) does this in init. The fork's
+// only reader, sigstore-go's pkg/tlog, calls the version packages' Register
+// (which call this) once before it first reads an entry, so no initialiser
+// runs at every start of ferry.
+func Register() {
 	types.TypeMap.Store(KIND, New)
 }
 

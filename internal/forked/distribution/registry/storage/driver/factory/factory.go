@@ -9,7 +9,11 @@ import (
 
 // driverFactories stores an internal mapping between storage driver names and their respective
 // factories
-var driverFactories = make(map[string]StorageDriverFactory)
+//
+// ferry: nil until Register makes it (upstream factory.go: make(...) here, a
+// package initialiser); reading a nil map finds nothing, as reading an empty
+// one does.
+var driverFactories map[string]StorageDriverFactory
 
 // StorageDriverFactory is a factory interface for creating storagedriver.StorageDriver interfaces
 // Storage drivers should call Register() with a factory to make the driver available by name.
@@ -40,6 +44,9 @@ func Register(name string, factory StorageDriverFactory) {
 		panic(fmt.Sprintf("StorageDriverFactory named %s already registered", name))
 	}
 
+	if driverFactories == nil { // ferry: see driverFactories
+		driverFactories = make(map[string]StorageDriverFactory)
+	}
 	driverFactories[name] = factory
 }
 

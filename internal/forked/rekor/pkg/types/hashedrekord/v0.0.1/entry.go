@@ -46,7 +46,14 @@ const (
 	APIVERSION = "0.0.1"
 )
 
-func init() {
+// Register adds the kind (as the kind package's init does upstream) and this
+// version's entry factory (as this package's init does upstream).
+//
+// ferry: upstream (pkg/types/hashedrekord/v0.0.1/entry.go) does this in init; the
+// fork's only reader, sigstore-go's pkg/tlog, calls Register once before it
+// first reads an entry, so no initialiser runs at every start of ferry.
+func Register() {
+	hashedrekord.Register()
 	if err := hashedrekord.VersionMap.SetEntryFactory(APIVERSION, NewEntry); err != nil {
 		log.Logger.Panic(err)
 	}

@@ -50,7 +50,14 @@ const (
 	APIVERSION = "0.0.2"
 )
 
-func init() {
+// Register adds the kind (as the kind package's init does upstream) and this
+// version's entry factory (as this package's init does upstream).
+//
+// ferry: upstream (pkg/types/intoto/v0.0.2/entry.go) does this in init; the
+// fork's only reader, sigstore-go's pkg/tlog, calls Register once before it
+// first reads an entry, so no initialiser runs at every start of ferry.
+func Register() {
+	intoto.Register()
 	if err := intoto.VersionMap.SetEntryFactory(APIVERSION, NewEntry); err != nil {
 		log.Logger.Panic(err)
 	}
