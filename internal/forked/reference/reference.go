@@ -28,7 +28,7 @@ package reference
 
 import (
 	"errors"
-	"fmt"
+	// ferry: "fmt" is no longer imported (ErrNameTooLong below is errors.New).
 	"strings"
 
 	"github.com/opencontainers/go-digest"
@@ -61,7 +61,13 @@ var (
 	ErrNameEmpty = errors.New("repository name must have at least one component")
 
 	// ErrNameTooLong is returned when a repository name is longer than RepositoryNameTotalLengthMax.
-	ErrNameTooLong = fmt.Errorf("repository name must not be more than %v characters", RepositoryNameTotalLengthMax)
+	//
+	// ferry: upstream writes fmt.Errorf("repository name must not be more
+	// than %v characters", RepositoryNameTotalLengthMax), a call the
+	// package's initialiser made at every start; errors.New of the same
+	// text (fmt.Errorf without %w returns the same *errors.errorString) is
+	// laid out statically.
+	ErrNameTooLong = errors.New("repository name must not be more than 255 characters")
 
 	// ErrNameNotCanonical is returned when a name is not canonical.
 	ErrNameNotCanonical = errors.New("repository name must be canonical")

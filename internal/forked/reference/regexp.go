@@ -1,12 +1,20 @@
 package reference
 
 import (
-	"regexp"
 	"strings"
+
+	// ferry: the regular expressions are compiled on first use
+	// (lazyregexp.New) instead of by regexp.MustCompile in the package's
+	// initialiser, which compiled all ten at every start of every ferry
+	// command (414 KB of heap; issue 29, `ferry version`'s peak RSS).
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 // DigestRegexp matches well-formed digests, including algorithm (e.g. "sha256:<encoded>").
-var DigestRegexp = regexp.MustCompile(digestPat)
+//
+// ferry: a *lazyregexp.Regexp (compiled on first use), not a
+// *regexp.Regexp; its Regexp method returns the compiled expression.
+var DigestRegexp = lazyregexp.New(digestPat)
 
 // DomainRegexp matches hostname or IP-addresses, optionally including a port
 // number. It defines the structure of potential domain components that may be
@@ -16,27 +24,42 @@ var DigestRegexp = regexp.MustCompile(digestPat)
 // square brackets (excluding zone identifiers as defined by [RFC 6874] or special
 // addresses such as IPv4-Mapped).
 //
+// ferry: a *lazyregexp.Regexp (compiled on first use), not a
+// *regexp.Regexp; its Regexp method returns the compiled expression.
+//
 // [RFC 6874]: https://www.rfc-editor.org/rfc/rfc6874.
-var DomainRegexp = regexp.MustCompile(domainAndPort)
+var DomainRegexp = lazyregexp.New(domainAndPort)
 
 // IdentifierRegexp is the format for string identifier used as a
 // content addressable identifier using sha256. These identifiers
 // are like digests without the algorithm, since sha256 is used.
-var IdentifierRegexp = regexp.MustCompile(identifier)
+//
+// ferry: a *lazyregexp.Regexp (compiled on first use), not a
+// *regexp.Regexp; its Regexp method returns the compiled expression.
+var IdentifierRegexp = lazyregexp.New(identifier)
 
 // NameRegexp is the format for the name component of references, including
 // an optional domain and port, but without tag or digest suffix.
-var NameRegexp = regexp.MustCompile(namePat)
+//
+// ferry: a *lazyregexp.Regexp (compiled on first use), not a
+// *regexp.Regexp; its Regexp method returns the compiled expression.
+var NameRegexp = lazyregexp.New(namePat)
 
 // ReferenceRegexp is the full supported format of a reference. The regexp
 // is anchored and has capturing groups for name, tag, and digest
 // components.
-var ReferenceRegexp = regexp.MustCompile(referencePat)
+//
+// ferry: a *lazyregexp.Regexp (compiled on first use), not a
+// *regexp.Regexp; its Regexp method returns the compiled expression.
+var ReferenceRegexp = lazyregexp.New(referencePat)
 
 // TagRegexp matches valid tag names. From [docker/docker:graph/tags.go].
 //
+// ferry: a *lazyregexp.Regexp (compiled on first use), not a
+// *regexp.Regexp; its Regexp method returns the compiled expression.
+//
 // [docker/docker:graph/tags.go]: https://github.com/moby/moby/blob/v1.6.0/graph/tags.go#L26-L28
-var TagRegexp = regexp.MustCompile(tag)
+var TagRegexp = lazyregexp.New(tag)
 
 const (
 	// alphanumeric defines the alphanumeric atom, typically a
@@ -91,12 +114,20 @@ const (
 	ipv6address = `\[(?:[a-fA-F0-9:]+)\]`
 )
 
-var (
+// ferry: upstream's var block built these patterns with optional,
+// anyTimes, capture and anchored (below) at start-up, and compiled the
+// anchored expressions with regexp.MustCompile. The same patterns are
+// constants here, each written as the helper calls in its comment expand
+// (TestPatternsAsUpstreamBuilds holds them to the helpers), so the
+// package has no initialiser.
+const (
 	// domainName defines the structure of potential domain components
 	// that may be part of image names. This is purposely a subset of what is
 	// allowed by DNS to ensure backwards compatibility with Docker image
 	// names. This includes IPv4 addresses on decimal format.
-	domainName = domainNameComponent + anyTimes(`\.`+domainNameComponent)
+	//
+	// Upstream: domainNameComponent + anyTimes(`\.`+domainNameComponent)
+	domainName = domainNameComponent + `(?:` + `\.` + domainNameComponent + `)*`
 
 	// host defines the structure of potential domains based on the URI
 	// Host subcomponent on rfc3986. It may be a subset of DNS domain name,
@@ -109,35 +140,51 @@ var (
 	// compatibility with Docker image names.
 	domainAndPort = host + optionalPort
 
-	// anchoredTagRegexp matches valid tag names, anchored at the start and
-	// end of the matched string.
-	anchoredTagRegexp = regexp.MustCompile(anchored(tag))
-
-	// anchoredDigestRegexp matches valid digests, anchored at the start and
-	// end of the matched string.
-	anchoredDigestRegexp = regexp.MustCompile(anchored(digestPat))
-
 	// pathComponent restricts path-components to start with an alphanumeric
 	// character, with following parts able to be separated by a separator
 	// (one period, one or two underscore and multiple dashes).
-	pathComponent = alphanumeric + anyTimes(separator+alphanumeric)
+	//
+	// Upstream: alphanumeric + anyTimes(separator+alphanumeric)
+	pathComponent = alphanumeric + `(?:` + separator + alphanumeric + `)*`
 
 	// remoteName matches the remote-name of a repository. It consists of one
 	// or more forward slash (/) delimited path-components:
 	//
 	//	pathComponent[[/pathComponent] ...] // e.g., "library/ubuntu"
-	remoteName = pathComponent + anyTimes(`/`+pathComponent)
-	namePat    = optional(domainAndPort+`/`) + remoteName
+	//
+	// Upstream: pathComponent + anyTimes(`/`+pathComponent)
+	remoteName = pathComponent + `(?:` + `/` + pathComponent + `)*`
+	// Upstream: optional(domainAndPort+`/`) + remoteName
+	namePat = `(?:` + domainAndPort + `/` + `)?` + remoteName
+
+	// Upstream: anchored(capture(namePat), optional(`:`, capture(tag)), optional(`@`, capture(digestPat)))
+	referencePat = `^` + `(` + namePat + `)` + `(?:` + `:` + `(` + tag + `)` + `)?` + `(?:` + `@` + `(` + digestPat + `)` + `)?` + `$`
+)
+
+var (
+	// anchoredTagRegexp matches valid tag names, anchored at the start and
+	// end of the matched string.
+	//
+	// Upstream: regexp.MustCompile(anchored(tag))
+	anchoredTagRegexp = lazyregexp.New(`^` + tag + `$`)
+
+	// anchoredDigestRegexp matches valid digests, anchored at the start and
+	// end of the matched string.
+	//
+	// Upstream: regexp.MustCompile(anchored(digestPat))
+	anchoredDigestRegexp = lazyregexp.New(`^` + digestPat + `$`)
 
 	// anchoredNameRegexp is used to parse a name value, capturing the
 	// domain and trailing components.
-	anchoredNameRegexp = regexp.MustCompile(anchored(optional(capture(domainAndPort), `/`), capture(remoteName)))
-
-	referencePat = anchored(capture(namePat), optional(`:`, capture(tag)), optional(`@`, capture(digestPat)))
+	//
+	// Upstream: regexp.MustCompile(anchored(optional(capture(domainAndPort), `/`), capture(remoteName)))
+	anchoredNameRegexp = lazyregexp.New(`^` + `(?:` + `(` + domainAndPort + `)` + `/` + `)?` + `(` + remoteName + `)` + `$`)
 
 	// anchoredIdentifierRegexp is used to check or match an
 	// identifier value, anchored at start and end of string.
-	anchoredIdentifierRegexp = regexp.MustCompile(anchored(identifier))
+	//
+	// Upstream: regexp.MustCompile(anchored(identifier))
+	anchoredIdentifierRegexp = lazyregexp.New(`^` + identifier + `$`)
 )
 
 // optional wraps the expression in a non-capturing group and makes the
