@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/distribution/reference"
+	"github.com/ferryhq/ferry/internal/forked/reference"
 	"github.com/opencontainers/go-digest"
 )
 

@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"regexp"
 
-	"github.com/distribution/reference"
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/api/errcode"
+	"github.com/ferryhq/ferry/internal/forked/reference"
 	"github.com/opencontainers/go-digest"
 )
 
@@ -1108,7 +1108,7 @@ var routeDescriptors = []RouteDescriptor{
 								Name:        "from",
 								Type:        "query",
 								Format:      "<repository name>",
-								Regexp:      reference.NameRegexp,
+								Regexp:      reference.NameRegexp.Regexp(), // ferry: the reference copy's NameRegexp compiles on first use; Regexp() is upstream's *regexp.Regexp
 								Description: `Name of the source repository.`,
 							},
 						},
