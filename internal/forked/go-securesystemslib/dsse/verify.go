@@ -5,8 +5,10 @@ import (
 	"crypto"
 	"errors"
 	"fmt"
-
-	"golang.org/x/crypto/ssh"
+	// ferry: "golang.org/x/crypto/ssh" is no longer imported: SHA256KeyID
+	// computes the same fingerprint with sshFingerprintSHA256
+	// (sshkey.go). x/crypto/ssh's package initialisers ran at every start
+	// of every ferry command (issue 29, `ferry version`'s peak RSS).
 )
 
 // ErrNoSignature indicates that an envelope did not contain any signatures.
@@ -134,12 +136,11 @@ func NewMultiEnvelopeVerifier(threshold int, p ...Verifier) (*EnvelopeVerifier, 
 
 func SHA256KeyID(pub crypto.PublicKey) (string, error) {
 	// Generate public key fingerprint
-	sshpk, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		return "", err
-	}
-	fingerprint := ssh.FingerprintSHA256(sshpk)
-	return fingerprint, nil
+	//
+	// ferry: upstream is ssh.FingerprintSHA256 of ssh.NewPublicKey(pub)
+	// (golang.org/x/crypto/ssh keys.go); sshFingerprintSHA256 is the same
+	// computation without the ssh package.
+	return sshFingerprintSHA256(pub)
 }
 
 func removeIndex(v []Verifier, index int) []Verifier {
