@@ -38,7 +38,7 @@ import (
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/types"
 	dsseType "github.com/ferryhq/ferry/internal/forked/rekor/pkg/types/dsse"
 	sigdsse "github.com/ferryhq/ferry/internal/forked/sigstore/pkg/signature/dsse"
-	"github.com/go-openapi/strfmt"
+	"github.com/ferryhq/ferry/internal/forked/strfmt"
 	"github.com/go-openapi/swag/conv"
 	pkitypes "github.com/sigstore/rekor/pkg/pki/pkitypes"
 	"github.com/sigstore/sigstore/pkg/signature"

@@ -33,7 +33,7 @@ import (
 	"github.com/ferryhq/ferry/internal/forked/go-securesystemslib/dsse"
 	"github.com/ferryhq/ferry/internal/forked/in-toto-golang/in_toto"
 
-	"github.com/go-openapi/strfmt"
+	"github.com/ferryhq/ferry/internal/forked/strfmt"
 	"github.com/go-openapi/swag/conv"
 
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/generated/models"
