@@ -37,14 +37,14 @@ func ParseCountry(str string) (Country, error) {
 	l := len(str)
 	switch l {
 	case alpha3Len:
-		c, ok := countries.CountriesISO3[str]
+		c, ok := countries.CountriesISO3()[str] // ferry: built on first use
 		if !ok {
 			return Country{}, fmt.Errorf("unrecognized strfmt.Country %q: %w", str, ErrFormat)
 		}
 
 		return Country{Country: c, l: alpha3Len}, nil
 	case alpha2Len:
-		c, ok := countries.CountriesISO2[str]
+		c, ok := countries.CountriesISO2()[str] // ferry: built on first use
 		if !ok {
 			return Country{}, fmt.Errorf("unrecognized strfmt.Country %q: %w", str, ErrFormat)
 		}

@@ -12,12 +12,16 @@ import (
 	"net/mail"
 	"net/netip"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 	"golang.org/x/net/idna"
+
+	// ferry: compiled on first use (lazyregexp), not by the package's
+	// initialiser at every start.
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 const (
@@ -71,20 +75,34 @@ const (
 	decimalBase   = 10
 )
 
+// ferry: upstream builds idnaHostChecker and compiles these expressions
+// (regexp.MustCompile) in the package's initialiser, at every start; the
+// copy builds each on first use.
+//
 //nolint:gochecknoglobals // package-level compiled patterns and validators
 var (
-	idnaHostChecker = idna.New(
-		idna.ValidateForRegistration(), // shorthand for [idna.StrictDomainName],  [idna.ValidateLabels], [idna.VerifyDNSLength], [idna.BidiRule]
-	)
+	idnaHostCheckerOnce    sync.Once
+	idnaHostCheckerProfile *idna.Profile
 
-	whiteSpacesAndMinus = regexp.MustCompile(`[\s-]+`)
-	rxISBN10            = regexp.MustCompile(isbn10Pattern)
-	rxISBN13            = regexp.MustCompile(isbn13Pattern)
-	rxCreditCard        = regexp.MustCompile(usCardPattern)
-	rxSSN               = regexp.MustCompile(ssnPattern)
-	rxHexcolor          = regexp.MustCompile(hexColorPattern)
-	rxRGBcolor          = regexp.MustCompile(rgbColorPattern)
+	whiteSpacesAndMinus = lazyregexp.New(`[\s-]+`)
+	rxISBN10            = lazyregexp.New(isbn10Pattern)
+	rxISBN13            = lazyregexp.New(isbn13Pattern)
+	rxCreditCard        = lazyregexp.New(usCardPattern)
+	rxSSN               = lazyregexp.New(ssnPattern)
+	rxHexcolor          = lazyregexp.New(hexColorPattern)
+	rxRGBcolor          = lazyregexp.New(rgbColorPattern)
 )
+
+// idnaHostChecker is upstream's idnaHostChecker var, built on first use
+// (ferry).
+func idnaHostChecker() *idna.Profile {
+	idnaHostCheckerOnce.Do(func() {
+		idnaHostCheckerProfile = idna.New(
+			idna.ValidateForRegistration(), // shorthand for [idna.StrictDomainName],  [idna.ValidateLabels], [idna.VerifyDNSLength], [idna.BidiRule]
+		)
+	})
+	return idnaHostCheckerProfile
+}
 
 // IsHostname returns true when the string is a valid hostname.
 //
@@ -119,7 +137,7 @@ func IsHostname(str string) bool {
 	}
 
 	// IDNA check
-	res, err := idnaHostChecker.ToASCII(strings.ToLower(str))
+	res, err := idnaHostChecker().ToASCII(strings.ToLower(str)) // ferry: built on first use
 	if err != nil || res == "" {
 		return false
 	}

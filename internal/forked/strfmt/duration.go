@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 )
@@ -28,48 +29,64 @@ const (
 
 // timeMultiplier holds all supported aliases for duration units, including their plural form.
 //
+// ferry: upstream's package-level map literal was built by the package's
+// initialiser at every start; timeMultiplier returns the same map, built
+// on first use.
+//
 //nolint:gochecknoglobals // package-level lookup tables for duration parsing
-var timeMultiplier = map[string]uint64{
-	"ns":           nanos,
-	"nano":         nanos,
-	"nanosecond":   nanos,
-	"nanoseconds":  nanos,
-	"nanos":        nanos,
-	"us":           micros,
-	"µs":           micros, // U+00B5 = micro symbol
-	"μs":           micros, // U+03BC = Greek letter mu
-	"micro":        micros,
-	"micros":       micros,
-	"microsecond":  micros,
-	"microseconds": micros,
-	"ms":           millis,
-	"milli":        millis,
-	"millis":       millis,
-	"millisecond":  millis,
-	"milliseconds": millis,
-	"s":            seconds,
-	"sec":          seconds,
-	"secs":         seconds,
-	"second":       seconds,
-	"seconds":      seconds,
-	"m":            minutes,
-	"min":          minutes,
-	"mins":         minutes,
-	"minute":       minutes,
-	"minutes":      minutes,
-	"h":            hours,
-	"hr":           hours,
-	"hrs":          hours,
-	"hour":         hours,
-	"hours":        hours,
-	"d":            days,
-	"day":          days,
-	"days":         days,
-	"w":            weeks,
-	"wk":           weeks,
-	"wks":          weeks,
-	"week":         weeks,
-	"weeks":        weeks,
+var (
+	timeMultiplierOnce sync.Once
+	timeMultiplierMap  map[string]uint64
+)
+
+func timeMultiplier() map[string]uint64 {
+	timeMultiplierOnce.Do(func() { timeMultiplierMap = timeMultiplierLiteral() })
+	return timeMultiplierMap
+}
+
+func timeMultiplierLiteral() map[string]uint64 {
+	return map[string]uint64{
+		"ns":           nanos,
+		"nano":         nanos,
+		"nanosecond":   nanos,
+		"nanoseconds":  nanos,
+		"nanos":        nanos,
+		"us":           micros,
+		"µs":           micros, // U+00B5 = micro symbol
+		"μs":           micros, // U+03BC = Greek letter mu
+		"micro":        micros,
+		"micros":       micros,
+		"microsecond":  micros,
+		"microseconds": micros,
+		"ms":           millis,
+		"milli":        millis,
+		"millis":       millis,
+		"millisecond":  millis,
+		"milliseconds": millis,
+		"s":            seconds,
+		"sec":          seconds,
+		"secs":         seconds,
+		"second":       seconds,
+		"seconds":      seconds,
+		"m":            minutes,
+		"min":          minutes,
+		"mins":         minutes,
+		"minute":       minutes,
+		"minutes":      minutes,
+		"h":            hours,
+		"hr":           hours,
+		"hrs":          hours,
+		"hour":         hours,
+		"hours":        hours,
+		"d":            days,
+		"day":          days,
+		"days":         days,
+		"w":            weeks,
+		"wk":           weeks,
+		"wks":          weeks,
+		"week":         weeks,
+		"weeks":        weeks,
+	}
 }
 
 // IsDuration returns true if the provided string is a valid duration.
@@ -219,7 +236,7 @@ func ParseDuration(s string) (time.Duration, error) {
 
 		u := s[:i]
 		s = s[i:]
-		unit, ok := timeMultiplier[u]
+		unit, ok := timeMultiplier()[u] // ferry: built on first use
 		if !ok {
 			return 0, parseDurationError(orig, fmt.Sprintf("unknown unit %q in duration", u))
 		}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -181,11 +182,30 @@ func isoDurationError(input, msg string) error {
 
 // section positions used to enforce component ordering (strictly increasing).
 //
+// ferry: upstream's package-level map literals were built by the
+// package's initialiser at every start; these functions return the same
+// maps, built on first use.
+//
 //nolint:gochecknoglobals,mnd // immutable ordinal lookup tables; the integers are sequence positions, not magic constants
 var (
-	isoDatePos = map[byte]int{'Y': 1, 'M': 2, 'W': 3, 'D': 4}
-	isoTimePos = map[byte]int{'H': 1, 'M': 2, 'S': 3}
+	isoPosOnce                   sync.Once
+	isoDatePosMap, isoTimePosMap map[byte]int
 )
+
+func isoDatePos() map[byte]int {
+	isoPosOnce.Do(buildISOPos)
+	return isoDatePosMap
+}
+
+func isoTimePos() map[byte]int {
+	isoPosOnce.Do(buildISOPos)
+	return isoTimePosMap
+}
+
+func buildISOPos() {
+	isoDatePosMap = map[byte]int{'Y': 1, 'M': 2, 'W': 3, 'D': 4}
+	isoTimePosMap = map[byte]int{'H': 1, 'M': 2, 'S': 3}
+}
 
 // isoDateSlot maps the year/month/day designators to contiguous slots for the strict anchoring (gap) check.
 //
@@ -351,7 +371,7 @@ func isoResolveUnit(
 	datePresent, timePresent *[3]bool,
 ) (uint64, error) {
 	if inTime {
-		pos, ok := isoTimePos[des]
+		pos, ok := isoTimePos()[des] // ferry: built on first use
 		if !ok {
 			return 0, isoDurationError(input, fmt.Sprintf("%q is not a valid time-section designator", des))
 		}
@@ -370,7 +390,7 @@ func isoResolveUnit(
 		}
 	}
 
-	pos, ok := isoDatePos[des]
+	pos, ok := isoDatePos()[des] // ferry: built on first use
 	if !ok {
 		return 0, isoDurationError(input, fmt.Sprintf("%q is not a valid date-section designator", des))
 	}

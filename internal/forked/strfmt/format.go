@@ -21,7 +21,9 @@ type Validator func(string) bool
 // NewFormats creates a new formats registry seeded with the values from the default.
 func NewFormats() Registry { //nolint:ireturn // factory function returns the Registry interface by design
 	//nolint:forcetypeassert
-	return NewSeededFormats(Default.(*defaultFormats).data, nil)
+	def := Default.(*defaultFormats)
+	def.ensure() // ferry: seeds the lazy default registry first (register.go)
+	return NewSeededFormats(def.data, nil)
 }
 
 // NewSeededFormats creates a new formats registry.
@@ -48,7 +50,17 @@ type knownFormat struct {
 // The default duration format corresponds to "duration-human".
 type NameNormalizer func(string) string
 
-var dashReplacer = strings.NewReplacer("-", "") //nolint:gochecknoglobals // it's okay to use a global private replacer
+// ferry: upstream's package-level strings.NewReplacer("-", "") ran in the
+// package's initialiser; the same replacer is built on first use.
+var (
+	dashReplacerOnce  sync.Once
+	dashReplacerValue *strings.Replacer
+)
+
+func dashReplacer() *strings.Replacer {
+	dashReplacerOnce.Do(func() { dashReplacerValue = strings.NewReplacer("-", "") })
+	return dashReplacerValue
+}
 
 // DefaultNameNormalizer removes all dashes.
 func DefaultNameNormalizer(name string) string {
@@ -56,7 +68,7 @@ func DefaultNameNormalizer(name string) string {
 		name = "duration-human"
 	}
 
-	return dashReplacer.Replace(name)
+	return dashReplacer().Replace(name) // ferry: built on first use
 }
 
 // JSONSchema2020Normalizer is like [NameNormalizer] but adopts "duration-iso8601" as the default "duration" format.
@@ -65,7 +77,7 @@ func JSONSchema2020Normalizer(name string) string {
 		name = "duration-iso8601"
 	}
 
-	return dashReplacer.Replace(name)
+	return dashReplacer().Replace(name) // ferry: built on first use
 }
 
 type defaultFormats struct {
@@ -73,6 +85,19 @@ type defaultFormats struct {
 
 	data          []knownFormat
 	normalizeName NameNormalizer
+
+	// ferry: seed, when set, fills data the first time the registry is
+	// used (ensure), instead of upstream's init() filling Default and
+	// JSONSchema2020Registry at every start (register.go).
+	seed     func(*defaultFormats)
+	seedOnce sync.Once
+}
+
+// ensure runs f's seed once (ferry: not upstream; see seed).
+func (f *defaultFormats) ensure() {
+	if f.seed != nil {
+		f.seedOnce.Do(func() { f.seed(f) })
+	}
 }
 
 // MapStructureHookFunc is a decode hook function for mapstructure.
@@ -82,6 +107,7 @@ type defaultFormats struct {
 // and [defaultFormats.Parse] paths. New formats are picked up automatically as
 // soon as they are registered — no per-type wiring here.
 func (f *defaultFormats) MapStructureHookFunc() mapstructure.DecodeHookFunc { //nolint:ireturn // returns interface required by mapstructure
+	f.ensure() // ferry: seeds a lazy default registry first (register.go)
 	return func(from reflect.Type, to reflect.Type, obj any) (any, error) {
 		if from.Kind() != reflect.String {
 			return obj, nil
@@ -116,6 +142,7 @@ func (f *defaultFormats) MapStructureHookFunc() mapstructure.DecodeHookFunc { //
 
 // Add adds a new format, return true if this was a new item instead of a replacement.
 func (f *defaultFormats) Add(name string, strfmt Format, validator Validator) bool {
+	f.ensure() // ferry: seeds a lazy default registry first (register.go)
 	f.Lock()
 	defer f.Unlock()
 
@@ -142,6 +169,7 @@ func (f *defaultFormats) Add(name string, strfmt Format, validator Validator) bo
 
 // GetType gets the type for the specified name.
 func (f *defaultFormats) GetType(name string) (reflect.Type, bool) {
+	f.ensure() // ferry: seeds a lazy default registry first (register.go)
 	f.Lock()
 	defer f.Unlock()
 	nme := f.normalizeName(name)
@@ -155,6 +183,7 @@ func (f *defaultFormats) GetType(name string) (reflect.Type, bool) {
 
 // DelByName removes the format by the specified name, returns true when an item was actually removed.
 func (f *defaultFormats) DelByName(name string) bool {
+	f.ensure() // ferry: seeds a lazy default registry first (register.go)
 	f.Lock()
 	defer f.Unlock()
 
@@ -172,6 +201,7 @@ func (f *defaultFormats) DelByName(name string) bool {
 
 // DelByFormat removes the specified format, returns true when an item was actually removed.
 func (f *defaultFormats) DelByFormat(strfmt Format) bool {
+	f.ensure() // ferry: seeds a lazy default registry first (register.go)
 	f.Lock()
 	defer f.Unlock()
 
@@ -192,6 +222,7 @@ func (f *defaultFormats) DelByFormat(strfmt Format) bool {
 
 // ContainsName returns true if this registry contains the specified name.
 func (f *defaultFormats) ContainsName(name string) bool {
+	f.ensure() // ferry: seeds a lazy default registry first (register.go)
 	f.Lock()
 	defer f.Unlock()
 	nme := f.normalizeName(name)
@@ -205,6 +236,7 @@ func (f *defaultFormats) ContainsName(name string) bool {
 
 // ContainsFormat returns true if this registry contains the specified format.
 func (f *defaultFormats) ContainsFormat(strfmt Format) bool {
+	f.ensure() // ferry: seeds a lazy default registry first (register.go)
 	f.Lock()
 	defer f.Unlock()
 	tpe := reflect.TypeOf(strfmt)
@@ -225,6 +257,7 @@ func (f *defaultFormats) ContainsFormat(strfmt Format) bool {
 // Note that the format name is automatically normalized, e.g. one may
 // use "date-time" to use the "datetime" format validator.
 func (f *defaultFormats) Validates(name, data string) bool {
+	f.ensure() // ferry: seeds a lazy default registry first (register.go)
 	f.Lock()
 	defer f.Unlock()
 	nme := f.normalizeName(name)
@@ -240,6 +273,7 @@ func (f *defaultFormats) Validates(name, data string) bool {
 //
 // E.g. parsing a string a "date" will return a Date type.
 func (f *defaultFormats) Parse(name, data string) (any, error) {
+	f.ensure() // ferry: seeds a lazy default registry first (register.go)
 	f.Lock()
 	defer f.Unlock()
 	nme := f.normalizeName(name)

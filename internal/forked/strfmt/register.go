@@ -3,15 +3,42 @@
 
 package strfmt
 
+import "slices" // ferry: seedJSONSchema2020
+
 // Default is the default formats registry.
 //
 // NOTE: format "duration" is wire by default onto "duration-human".
-var Default Registry //nolint:gochecknoglobals // package-level default registry, by design
+//
+// ferry: Default's formats are registered the first time it is used
+// (defaultFormats.ensure), not by init() at every start.
+var Default Registry = &defaultRegistry //nolint:gochecknoglobals // package-level default registry, by design
 
 // JSONSchema2020Registry is the format registry with JSONSchema draft 2020 formats (e.g. duration is an iso8601 duration).
-var JSONSchema2020Registry Registry //nolint:gochecknoglobals // package-level default registry, by design
+//
+// ferry: seeded on first use, with the formats upstream's init() gave it.
+var JSONSchema2020Registry Registry = &jsonSchema2020Registry //nolint:gochecknoglobals // package-level default registry, by design
 
-func init() { //nolint:gochecknoinits // registers all default string formats in the registry
+// ferry: the two registries upstream's init() created with
+// NewSeededFormats; their seeds run on first use.
+var (
+	defaultRegistry        = defaultFormats{normalizeName: DefaultNameNormalizer, seed: seedDefault}
+	jsonSchema2020Registry = defaultFormats{normalizeName: JSONSchema2020Normalizer, seed: seedJSONSchema2020}
+)
+
+// seedJSONSchema2020 gives f what upstream's init() gave
+// JSONSchema2020Registry: a copy of the default formats as registered
+// (NewSeededFormats(def.data, JSONSchema2020Normalizer)), whatever was
+// added to Default since.
+func seedJSONSchema2020(f *defaultFormats) {
+	var def defaultFormats
+	seedDefault(&def)
+	f.data = slices.Clone(def.data)
+}
+
+// seedDefault is upstream's init() (ferry: a seed, run on first use),
+// registering into a registry it creates and handing its formats to f.
+func seedDefault(f *defaultFormats) {
+	Default := NewSeededFormats(nil, nil) // ferry: upstream assigns the package's Default here
 	// register formats in the default registry:
 	//   - byte
 	//   - creditcard
@@ -134,5 +161,7 @@ func init() { //nolint:gochecknoinits // registers all default string formats in
 		panic("internal error: can't initialize")
 	}
 
-	JSONSchema2020Registry = NewSeededFormats(def.data, JSONSchema2020Normalizer)
+	// ferry: upstream's JSONSchema2020Registry = NewSeededFormats(def.data,
+	// JSONSchema2020Normalizer) is seedJSONSchema2020.
+	f.data = def.data
 }

@@ -7,9 +7,12 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
+
+	// ferry: compiled on first use (lazyregexp), not by the package's
+	// initialiser at every start.
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 // UnixZero sets the zero unix UTC timestamp we want to compare against.
@@ -67,7 +70,7 @@ const (
 
 //nolint:gochecknoglobals // package-level configuration for datetime parsing and marshaling
 var (
-	rxDateTime = regexp.MustCompile(DateTimePattern)
+	rxDateTime = lazyregexp.New(DateTimePattern) // ferry: compiled on first use
 
 	// DateTimeFormats is the collection of formats used by [ParseDateTime]().
 	DateTimeFormats = []string{
