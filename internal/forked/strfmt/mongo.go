@@ -93,10 +93,9 @@ var (
 	_ bsonValueUnmarshaler = &DateTime{}
 	_ bsonValueMarshaler   = ObjectId{}
 	_ bsonValueUnmarshaler = &ObjectId{}
-	_ bsonMarshaler        = Currency{}
-	_ bsonUnmarshaler      = (*Currency)(nil)
-	_ bsonMarshaler        = Country{}
-	_ bsonUnmarshaler      = (*Country)(nil)
+	// ferry: Currency is not in the copy (register.go).
+	_ bsonMarshaler   = Country{}
+	_ bsonUnmarshaler = (*Country)(nil)
 )
 
 const (
@@ -637,27 +636,8 @@ func (id *ObjectId) UnmarshalBSONValue(_ byte, data []byte) error {
 	return nil
 }
 
-// MarshalBSON document from this value.
-func (u Currency) MarshalBSON() ([]byte, error) {
-	return bsonlite.C.MarshalDoc(u.String())
-}
-
-// UnmarshalBSON document into this value.
-func (u *Currency) UnmarshalBSON(data []byte) error {
-	s, err := unmarshalBSONString(data, "Currency")
-	if err != nil {
-		return err
-	}
-
-	cur, err := ParseCurrency(s)
-	if err != nil {
-		return err
-	}
-
-	*u = cur
-
-	return nil
-}
+// ferry: Currency's MarshalBSON and UnmarshalBSON are not in the copy
+// (register.go).
 
 // MarshalBSON document from this value.
 func (u Country) MarshalBSON() ([]byte, error) {

@@ -19,7 +19,24 @@ var formatNames = []string{
 	"uri", "email", "hostname", "ipv4", "ipv6", "cidr", "mac", "uuid", "uuid3", "uuid4", "uuid5", "uuid7",
 	"isbn", "isbn10", "isbn13", "creditcard", "ssn", "hexcolor", "rgbcolor", "byte", "password",
 	"date", "datetime", "date-time", "duration", "duration-human", "durationhuman", "duration-iso8601",
-	"bsonobjectid", "ulid", "currency", "country", "int64", "", "unknown", "URI", "u-r-i",
+	"bsonobjectid", "ulid", "country", "int64", "", "unknown", "URI", "u-r-i",
+}
+
+// TestCurrencyLeftOut: the one format the copy leaves out (ferry's patch,
+// register.go) is "currency"; every other name upstream registers, and
+// the three the rekor models ask for, are there.
+func TestCurrencyLeftOut(t *testing.T) {
+	if strfmt.Default.ContainsName("currency") || !realstrfmt.Default.ContainsName("currency") {
+		t.Errorf("currency: copy %v, upstream %v", strfmt.Default.ContainsName("currency"), realstrfmt.Default.ContainsName("currency"))
+	}
+	if strfmt.Default.Validates("currency", "USD") {
+		t.Errorf("the copy validates currency")
+	}
+	for _, name := range append([]string{"date-time", "email", "uri"}, formatNames...) {
+		if got, want := strfmt.Default.ContainsName(name), realstrfmt.Default.ContainsName(name); got != want {
+			t.Errorf("%q: copy %v, upstream %v", name, got, want)
+		}
+	}
 }
 
 // formatInputs exercise each format's validator and parser, valid and
@@ -185,7 +202,6 @@ func TestTypesAsUpstream(t *testing.T) {
 			{"IsDateTime", strfmt.IsDateTime(in), realstrfmt.IsDateTime(in)},
 			{"IsDuration", strfmt.IsDuration(in), realstrfmt.IsDuration(in)},
 			{"IsCountry", strfmt.IsCountry(in), realstrfmt.IsCountry(in)},
-			{"IsCurrency", strfmt.IsCurrency(in), realstrfmt.IsCurrency(in)},
 			{"IsULID", strfmt.IsULID(in), realstrfmt.IsULID(in)},
 			{"IsBSONObjectID", strfmt.IsBSONObjectID(in), realstrfmt.IsBSONObjectID(in)},
 		} {
