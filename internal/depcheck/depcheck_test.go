@@ -48,7 +48,7 @@ const binary = module + "/cmd/ferry"
 // client-go); 272 (from 467) after sigstore-go's verifier and what it
 // imports are linked as pruned copies (internal/forked/sigstore-go and the
 // folders internal/forked/sigstore.sh lists: no gRPC, no go-openapi
-// client, spec or validate, no OpenTelemetry, no klog, no go-tuf); 262
+// client, spec or validate, no OpenTelemetry, no klog, no go-tuf); 261
 // after distribution/reference, go-openapi/strfmt and the two DSSE
 // packages are linked as copies without start-up work
 // (internal/forked/reference, strfmt, go-securesystemslib, sigstore: no
