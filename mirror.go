@@ -2,7 +2,6 @@ package ferry
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -97,7 +96,7 @@ type MirrorResult struct {
 
 // ErrNoDestination is a mirror run with nowhere to copy to: no To, no
 // ToArchive and no mirror.to in the inputs. It is bad input.
-var ErrNoDestination = errkind.Mark(errkind.BadInput, errors.New("mirror needs a destination"))
+var ErrNoDestination = errkind.BadInputError("mirror needs a destination")
 
 // SignedLockChangedError refuses a run that would change a signed lock
 // without a key to sign the new one, before anything is copied. It is

@@ -170,7 +170,7 @@ func (m mappedRepositories) Repository(source string) (*remote.Repository, error
 
 // ErrNoMirror is a check of the mirror when the lock records none and
 // none was named in its stead. It is bad input.
-var ErrNoMirror = errkind.Mark(errkind.BadInput, errors.New("the lock records no mirror"))
+var ErrNoMirror = errkind.BadInputError("the lock records no mirror")
 
 // mirrorOf returns the mapping from a source repository to its mirror
 // repository: override when set, else the mirror l records for the

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/opencontainers/go-digest"
 	"oras.land/oras-go/v2/registry/remote"
+
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 // Bounds of the read cache: a manifest larger than maxCachedManifest is
@@ -23,17 +24,15 @@ const (
 
 // manifestByDigest matches the path of a manifest asked by digest:
 // /v2/NAME/manifests/sha256:HEX.
-var manifestByDigest = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/v2/.+/manifests/sha256:[a-f0-9]{64}$`) })
+var manifestByDigest = lazyregexp.New(`^/v2/.+/manifests/sha256:[a-f0-9]{64}$`)
 
 // manifestByTag matches the path of a manifest asked by tag (OCI
 // distribution spec's tag grammar): /v2/NAME/manifests/TAG.
-var manifestByTag = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^/v2/.+/manifests/[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
-})
+var manifestByTag = lazyregexp.New(`^/v2/.+/manifests/[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
 
 // referrersPath matches the path of a referrers API query:
 // /v2/NAME/referrers/DIGEST.
-var referrersPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/v2/.+/referrers/[a-z0-9]+:[a-f0-9]+$`) })
+var referrersPath = lazyregexp.New(`^/v2/.+/referrers/[a-z0-9]+:[a-f0-9]+$`)
 
 // readCache remembers, for the life of one Client (one ferry run), what
 // the registries answered that cannot change: manifests fetched by
@@ -160,7 +159,7 @@ type cachingClient struct {
 // patterns' leading ".+" makes each try a backtracking match.
 func (c *cachingClient) Do(req *http.Request) (*http.Response, error) {
 	key := req.URL.Host + req.URL.Path
-	isManifest := strings.Contains(req.URL.Path, "/manifests/") && manifestByDigest().MatchString(req.URL.Path)
+	isManifest := strings.Contains(req.URL.Path, "/manifests/") && manifestByDigest.MatchString(req.URL.Path)
 	read := req.Method == http.MethodGet || req.Method == http.MethodHead
 	var pushed []byte // a manifest this request pushes, to keep once accepted
 	if name, ok := repoOfManifests(req.URL.Path); ok && !read {
@@ -169,13 +168,13 @@ func (c *cachingClient) Do(req *http.Request) (*http.Response, error) {
 			pushed = bodyOf(req)
 		}
 	}
-	if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/tags/list") && tagListPath().MatchString(req.URL.Path) {
+	if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/tags/list") && tagListPath.MatchString(req.URL.Path) {
 		return c.tagList(req)
 	}
-	if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/referrers/") && referrersPath().MatchString(req.URL.Path) {
+	if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/referrers/") && referrersPath.MatchString(req.URL.Path) {
 		return c.referrers(req)
 	}
-	if read && !isManifest && strings.Contains(req.URL.Path, "/manifests/") && manifestByTag().MatchString(req.URL.Path) {
+	if read && !isManifest && strings.Contains(req.URL.Path, "/manifests/") && manifestByTag.MatchString(req.URL.Path) {
 		if resp := c.absentTag(req); resp != nil {
 			return resp, nil
 		}
@@ -209,7 +208,7 @@ func (c *cachingClient) Do(req *http.Request) (*http.Response, error) {
 			cachedManifest{mediaType: req.Header.Get("Content-Type"), data: pushed})
 	case isManifest && req.Method == http.MethodGet && resp.StatusCode == http.StatusOK:
 		return c.keep(req, resp, digest.Digest(lastSegment(req.URL.Path))), nil
-	case req.Method == http.MethodGet && resp.StatusCode == http.StatusOK && strings.Contains(req.URL.Path, "/manifests/") && manifestByTag().MatchString(req.URL.Path):
+	case req.Method == http.MethodGet && resp.StatusCode == http.StatusOK && strings.Contains(req.URL.Path, "/manifests/") && manifestByTag.MatchString(req.URL.Path):
 		// A manifest read by tag is kept under its digest: a later read
 		// by digest (resolution reads tags, the copy and the signature
 		// lookup digests) is then answered here. The tag itself is
@@ -220,7 +219,7 @@ func (c *cachingClient) Do(req *http.Request) (*http.Response, error) {
 }
 
 // tagListPath matches a tag list's path: /v2/NAME/tags/list.
-var tagListPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/v2/.+/tags/list$`) })
+var tagListPath = lazyregexp.New(`^/v2/.+/tags/list$`)
 
 // repoOfManifests returns NAME of a path /v2/NAME/manifests/REFERENCE.
 func repoOfManifests(p string) (string, bool) {

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 	"github.com/ferryhq/ferry/redact"
 )
 
@@ -167,9 +166,7 @@ func logURL(req *http.Request) string {
 }
 
 // blobPathRE matches the path of a blob GET in the distribution API.
-var blobPathRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^/v2/.+/blobs/[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$`)
-})
+var blobPathRE = lazyregexp.New(`^/v2/.+/blobs/[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$`)
 
 // isBlobGet reports whether req fetches a blob: a GET of
 // /v2/NAME/blobs/DIGEST, or a redirect that such a GET led to.
@@ -178,7 +175,7 @@ func isBlobGet(req *http.Request) bool {
 		return false
 	}
 	for r := req; r != nil; {
-		if strings.Contains(r.URL.Path, "/blobs/") && blobPathRE().MatchString(r.URL.Path) {
+		if strings.Contains(r.URL.Path, "/blobs/") && blobPathRE.MatchString(r.URL.Path) {
 			return true
 		}
 		if r.Response == nil {
@@ -190,7 +187,7 @@ func isBlobGet(req *http.Request) bool {
 }
 
 // byteRangeRE matches the Range header forms oras-go sends.
-var byteRangeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^bytes=(\d+)-(\d*)$`) })
+var byteRangeRE = lazyregexp.New(`^bytes=(\d+)-(\d*)$`)
 
 // resumable wraps the body of a successful blob GET so that a transient
 // failure mid-way is resumed with a Range request.
@@ -200,7 +197,7 @@ func (t *retryTransport) resumable(req *http.Request, resp *http.Response) *http
 	}
 	start, end := int64(0), int64(-1)
 	if h := req.Header.Get("Range"); h != "" {
-		m := byteRangeRE().FindStringSubmatch(h)
+		m := byteRangeRE.FindStringSubmatch(h)
 		if m == nil || resp.StatusCode != http.StatusPartialContent {
 			return resp
 		}

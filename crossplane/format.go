@@ -26,7 +26,12 @@ const InstallDir = "crossplane"
 // spec.crossplane.version constraint.
 const AttributeCrossplane = "crossplane"
 
-func init() { lock.RegisterAttribute(AttributeCrossplane) }
+// Register declares what the format adds to the pipeline's packages
+// (see package formats, whose one initialiser calls it, inlined: an
+// initialiser here would read in a page of this package's machine code
+// at every start of every command). Calling it again changes nothing.
+// For Crossplane: the lock field crossplane.
+func Register() { lock.RegisterAttribute(AttributeCrossplane) }
 
 // attributes returns what the lock records of m beside every package's
 // fields.

@@ -3,16 +3,15 @@ package crossplane
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/opencontainers/go-digest"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 // API versions of the objects RenderInstall writes.
@@ -108,8 +107,9 @@ type (
 	}
 )
 
-// managedBy labels every object RenderInstall writes.
-var managedBy = map[string]string{"app.kubernetes.io/managed-by": "ferry"}
+// managedBy labels every object RenderInstall writes (a function, not a
+// package-level map, which an initialiser would build at every start).
+func managedBy() map[string]string { return map[string]string{"app.kubernetes.io/managed-by": "ferry"} }
 
 // crossplaneKind maps a format or Crossplane kind to the Crossplane kind.
 func crossplaneKind(k string) string {
@@ -205,7 +205,7 @@ func RenderInstallWith(pkgs []InstallPackage, prefixes []PrefixRewrite, opts Ren
 		obj := packageObject{
 			APIVersion: PackageAPIVersion,
 			Kind:       kind,
-			Metadata:   objectMeta{Name: name, Labels: managedBy},
+			Metadata:   objectMeta{Name: name, Labels: managedBy()},
 			Spec: packageSpec{
 				Package:                  p.Mirror + "@" + d.String(),
 				PackagePullSecrets:       secrets,
@@ -237,16 +237,14 @@ func RenderInstallWith(pkgs []InstallPackage, prefixes []PrefixRewrite, opts Ren
 }
 
 // secretName is a DNS-1123 subdomain, the form of a Secret's name.
-var secretName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-})
+var secretName = lazyregexp.New(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 
 // pullSecretRefs checks the pull secrets' names and drops repeats.
 func pullSecretRefs(names []string) ([]localObjectRef, error) {
 	var refs []localObjectRef
 	seen := map[string]bool{}
 	for _, n := range names {
-		if len(n) > 253 || !secretName().MatchString(n) {
+		if len(n) > 253 || !secretName.MatchString(n) {
 			return nil, fmt.Errorf("pull secret %q is not a Secret name: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters", n)
 		}
 		if !seen[n] {
@@ -320,7 +318,7 @@ func renderImageConfigs(prefixes []PrefixRewrite, pull []string, pullSecret stri
 		docs = append(docs, imageConfig{
 			APIVersion: ImageConfigAPIVersion,
 			Kind:       "ImageConfig",
-			Metadata:   objectMeta{Name: name, Labels: managedBy},
+			Metadata:   objectMeta{Name: name, Labels: managedBy()},
 			Spec: imageConfigSpec{
 				MatchImages:  []imageMatch{{Type: "Prefix", Prefix: pr.Source}},
 				RewriteImage: &imageRewrite{Prefix: pr.Mirror},
@@ -339,7 +337,7 @@ func renderImageConfigs(prefixes []PrefixRewrite, pull []string, pullSecret stri
 		docs = append(docs, imageConfig{
 			APIVersion: ImageConfigAPIVersion,
 			Kind:       "ImageConfig",
-			Metadata:   objectMeta{Name: name, Labels: managedBy},
+			Metadata:   objectMeta{Name: name, Labels: managedBy()},
 			Spec: imageConfigSpec{
 				MatchImages: match,
 				Registry:    &registryConfig{Authentication: &registryAuthentication{PullSecretRef: localObjectRef{Name: pullSecret}}},

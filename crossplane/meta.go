@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -57,7 +58,7 @@ var (
 )
 
 // metaVersions are the meta.pkg.crossplane.io versions ferry reads.
-var metaVersions = map[string]bool{"v1": true, "v1beta1": true, "v1alpha1": true}
+var metaVersions = []string{"v1", "v1beta1", "v1alpha1"}
 
 // Meta is the package meta object: the first document of package.yaml.
 type Meta struct {
@@ -210,7 +211,7 @@ func (raw *rawMeta) toMeta() (*Meta, error) {
 		}
 		return nil, fmt.Errorf("%w: the first document of package.yaml is %s (apiVersion %q); it must be a %s Configuration, Provider or Function", ErrNoMeta, what, raw.APIVersion, MetaGroup)
 	}
-	if !metaVersions[version] {
+	if !slices.Contains(metaVersions, version) {
 		return nil, fmt.Errorf("%w %q in package.yaml: ferry reads %s/v1, v1beta1 and v1alpha1", ErrUnknownAPIVersion, raw.APIVersion, MetaGroup)
 	}
 	if FormatKind(raw.Kind) == "" {

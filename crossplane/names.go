@@ -1,6 +1,7 @@
 package crossplane
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/ferryhq/ferry/ociref"
@@ -8,7 +9,7 @@ import (
 
 // dockerHubHosts are the names go-containerregistry gives Docker Hub; a
 // one-component repository on it has the implicit "library/" namespace.
-var dockerHubHosts = map[string]bool{"": true, ociref.DockerHub: true, "index.docker.io": true}
+var dockerHubHosts = []string{"", ociref.DockerHub, "index.docker.io"}
 
 // ObjectName returns the metadata.name Crossplane's package manager gives
 // the Provider, Configuration or Function object it creates for a
@@ -47,7 +48,7 @@ func ObjectName(source string) string {
 	if first, rest, ok := strings.Cut(s, "/"); ok && ociref.IsRegistry(first) {
 		host, path = first, rest
 	}
-	if path != "" && dockerHubHosts[host] && !strings.Contains(path, "/") {
+	if path != "" && slices.Contains(dockerHubHosts, host) && !strings.Contains(path, "/") {
 		path = "library/" + path
 	}
 	return toDNSLabel(path)

@@ -2,6 +2,7 @@ package crossplane
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -21,7 +22,7 @@ const ProjectFileName = "upbound.yaml"
 // v2alpha1, which upbound/platform-ref-aws and its siblings use today and
 // which keeps v1alpha1's spec.dependsOn and spec.crossplane (it adds
 // apiDependencies, schemas `up` generates code from, not packages).
-var projectVersions = map[string]bool{"v1alpha1": true, "v2alpha1": true}
+var projectVersions = []string{"v1alpha1", "v2alpha1"}
 
 // rawProject is the part of an Upbound Project that becomes package
 // metadata.
@@ -69,7 +70,7 @@ func ProjectMeta(data []byte) (*Meta, error) {
 	switch {
 	case group != ProjectGroup || p.Kind != "Project":
 		return nil, fmt.Errorf("%w: %s is %s %q, not a %s Project", ErrNoMeta, ProjectFileName, p.Kind, p.APIVersion, ProjectGroup)
-	case !projectVersions[version]:
+	case !slices.Contains(projectVersions, version):
 		return nil, fmt.Errorf("%w %q in %s: ferry reads %s/v1alpha1 and v2alpha1 projects; build the package with `up project build`, push it with `up project push`, and lock the pushed package", ErrUnknownAPIVersion, p.APIVersion, ProjectFileName, ProjectGroup)
 	case p.Metadata.Name == "":
 		return nil, fmt.Errorf("%w: Project in %s has no metadata.name", ErrNoMeta, ProjectFileName)

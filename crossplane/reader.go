@@ -50,12 +50,6 @@ const (
 	cnabAnnotation              = "io.cnab.manifest.type"
 )
 
-// ErrNotPackage is format.ErrNotPackage: Read returns it (wrapped) when a
-// manifest Match accepted turns out to hold no package.yaml, typically an
-// index of plain images. The resolver then treats the manifest as an
-// opaque artifact.
-var ErrNotPackage = format.ErrNotPackage
-
 // Reader reads Crossplane packages. It implements format.Reader.
 //
 // Match decides from the manifest bytes alone:
@@ -64,8 +58,10 @@ var ErrNotPackage = format.ErrNotPackage
 //   - an OCI index or Docker manifest list matches when it could be an
 //     xpkg: it has image manifests, no CNAB annotations and no
 //     artifactType. Whether it is one is only known after fetching the
-//     platform manifest, so Read returns an error wrapping ErrNotPackage
-//     when that manifest holds no package.yaml.
+//     platform manifest, so Read returns an error wrapping
+//     format.ErrNotPackage when that manifest holds no package.yaml
+//     (typically an index of plain images), and the resolver then treats
+//     the manifest as an opaque artifact.
 //
 // Read fetches, for an index, the linux/amd64 manifest (else the first
 // one that is not an attestation), then the base layer, streaming it
@@ -165,7 +161,7 @@ func (Reader) Read(ctx context.Context, repo content.Fetcher, desc ocispec.Descr
 	if isIndex(mt) {
 		plat, ok := pickPlatform(p.Manifests)
 		if !ok {
-			return nil, fmt.Errorf("index %s has no image manifest: %w", desc.Digest, ErrNotPackage)
+			return nil, fmt.Errorf("index %s has no image manifest: %w", desc.Digest, format.ErrNotPackage)
 		}
 		b, err := fetchAll(ctx, repo, plat, MaxManifestSize)
 		if err != nil {
@@ -177,7 +173,7 @@ func (Reader) Read(ctx context.Context, repo content.Fetcher, desc ocispec.Descr
 		}
 	}
 	if !isImageManifest(mt) {
-		return nil, fmt.Errorf("manifest %s has media type %q, not an image manifest: %w", desc.Digest, mt, ErrNotPackage)
+		return nil, fmt.Errorf("manifest %s has media type %q, not an image manifest: %w", desc.Digest, mt, format.ErrNotPackage)
 	}
 	data, err := findPackageYAML(ctx, repo, desc, p.Layers)
 	if err != nil {
@@ -248,7 +244,7 @@ func findPackageYAML(ctx context.Context, repo content.Fetcher, img ocispec.Desc
 			return data, nil
 		}
 	}
-	return nil, fmt.Errorf("image %s has no layer annotated %s: %s and no %s in its top layer: %w", img.Digest, AnnotationKey, AnnotationBase, PackageFile, ErrNotPackage)
+	return nil, fmt.Errorf("image %s has no layer annotated %s: %s and no %s in its top layer: %w", img.Digest, AnnotationKey, AnnotationBase, PackageFile, format.ErrNotPackage)
 }
 
 // fetchAll fetches a small object whole, verifying size and digest.

@@ -156,7 +156,7 @@ func TestReaderRegistry(t *testing.T) {
 			name: "unannotated index: top-layer fallback", wantMatch: true, want: wantProvider, wantReqs: 2, wantPlat: "linux/amd64",
 			pkg: with(func(p *fixture.Xpkg) { p.NoBaseAnnotation = true; p.Platforms = []string{"linux/amd64", "linux/arm64"} }),
 		},
-		{name: "plain image index is not a package", plainIdx: true, wantMatch: true, wantErr: crossplane.ErrNotPackage, wantReqs: 2, wantPlat: "linux/amd64"},
+		{name: "plain image index is not a package", plainIdx: true, wantMatch: true, wantErr: format.ErrNotPackage, wantReqs: 2, wantPlat: "linux/amd64"},
 		{
 			name: "bad package.yaml", wantMatch: true, wantErr: crossplane.ErrUnknownKind, wantReqs: 1,
 			pkg: fixture.Xpkg{Name: "bad", PackageYAML: []byte("apiVersion: meta.pkg.crossplane.io/v1\nkind: Composition\nmetadata:\n  name: bad\n")},
@@ -338,7 +338,7 @@ func TestReadLayers(t *testing.T) {
 		{"flattened: whiteout deletes package.yaml", []layer{
 			{ocispec.MediaTypeImageLayer, tarOf(t, "package.yaml", pkgYAML), nil},
 			{ocispec.MediaTypeImageLayer, tarOf(t, ".wh.package.yaml", ""), nil},
-		}, "", crossplane.ErrNotPackage, 1},
+		}, "", format.ErrNotPackage, 1},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,13 +3,13 @@ package crossplane
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/ferryhq/ferry/errkind"
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 	"github.com/ferryhq/ferry/ociref"
 )
 
@@ -61,7 +61,7 @@ var RegistryEras = []RegistryEra{
 }
 
 // semverToken finds the versions written in a constraint.
-var semverToken = regexp.MustCompile(`v?[0-9]+(\.[0-9]+){0,2}(-[0-9A-Za-z.-]+)?`)
+var semverToken = lazyregexp.New(`v?[0-9]+(\.[0-9]+){0,2}(-[0-9A-Za-z.-]+)?`)
 
 // RegistriesFor returns the default registries of RegistryEras that the
 // Crossplane versions a package supports (its spec.crossplane.version

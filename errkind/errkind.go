@@ -27,6 +27,41 @@ func Mark(k, err error) error {
 	return &marked{kind: k, err: err}
 }
 
+// BadInputError returns an error of kind BadInput with message msg, for
+// a package-level sentinel: unlike Mark(BadInput, errors.New(msg)), the
+// compiler lays it out in the binary's data, so nothing runs at start-up.
+func BadInputError(msg string) error { return &sentinel{msg: msg, kind: badInput} }
+
+// MismatchError is BadInputError for kind Mismatch.
+func MismatchError(msg string) error { return &sentinel{msg: msg, kind: mismatch} }
+
+// sentinel is an error made by BadInputError or MismatchError. Its kind
+// is a constant, not the kind's variable, which another package's
+// package-level value cannot name without an initialiser.
+type sentinel struct {
+	msg  string
+	kind kindCode
+}
+
+// kindCode names a kind by a constant.
+type kindCode uint8
+
+const (
+	badInput kindCode = iota + 1
+	mismatch
+)
+
+// err returns the kind's error value.
+func (c kindCode) err() error {
+	if c == mismatch {
+		return Mismatch
+	}
+	return BadInput
+}
+
+func (s *sentinel) Error() string { return s.msg }
+func (s *sentinel) Unwrap() error { return s.kind.err() }
+
 // Markf is Mark of fmt.Errorf(format, args...).
 func Markf(k error, format string, args ...any) error {
 	return Mark(k, fmt.Errorf(format, args...))
@@ -48,6 +83,9 @@ func Of(err error) error {
 	for err != nil {
 		if m, ok := err.(*marked); ok {
 			return m.kind
+		}
+		if s, ok := err.(*sentinel); ok {
+			return s.kind.err()
 		}
 		if x, ok := err.(interface{ Is(error) bool }); ok {
 			for _, k := range []error{Mismatch, BadInput} {

@@ -51,3 +51,34 @@ func TestOf(t *testing.T) {
 		t.Errorf("message %q, want unchanged", got)
 	}
 }
+
+// TestSentinels checks that BadInputError and MismatchError are of their
+// kind, through wrapping, and keep their message.
+func TestSentinels(t *testing.T) {
+	tests := []struct {
+		err  error
+		kind error
+	}{
+		{errkind.BadInputError("no destination"), errkind.BadInput},
+		{errkind.MismatchError("digest differs"), errkind.Mismatch},
+	}
+	for _, tt := range tests {
+		wrapped := fmt.Errorf("pkg: %w", tt.err)
+		if errkind.Of(tt.err) != tt.kind || errkind.Of(wrapped) != tt.kind {
+			t.Errorf("%v: kind %v, wrapped %v; want %v", tt.err, errkind.Of(tt.err), errkind.Of(wrapped), tt.kind)
+		}
+		if !errors.Is(wrapped, tt.err) || !errors.Is(wrapped, tt.kind) {
+			t.Errorf("%v: errors.Is fails through wrapping", tt.err)
+		}
+		other := errkind.Mismatch
+		if tt.kind == errkind.Mismatch {
+			other = errkind.BadInput
+		}
+		if errors.Is(tt.err, other) {
+			t.Errorf("%v is also %v", tt.err, other)
+		}
+	}
+	if got := errkind.BadInputError("x y").Error(); got != "x y" {
+		t.Errorf("message %q", got)
+	}
+}

@@ -108,26 +108,30 @@ func (c *RepoCache) Open(source string, hc *http.Client) (format.Repository, err
 	if !ok {
 		return nil, fmt.Errorf("%s: not a chart in an HTTP repository (want https://HOST/PATH/NAME)", indexrepo.SafeURL(source))
 	}
-	r, err := c.cache.Open(context.Background(), &chartRepoRules, repoURL, name, hc)
+	r, err := c.cache.Open(context.Background(), chartRepoRules(), repoURL, name, hc)
 	if err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// chartRepoRules are a classic chart repository's rules.
-var chartRepoRules = indexrepo.Rules{
-	Noun:              "chart",
-	RepoNoun:          "chart repository",
-	MaxIndexSize:      maxIndexSize,
-	MaxArchiveSize:    maxChartSize,
-	ParseIndex:        parseIndex,
-	ErrDigestMismatch: ErrDigestMismatch,
-	// index.yaml as helm.sh/helm/v4/pkg/repo/v1/chartrepo.go
-	// DownloadIndexFile finds it, and relative chart URLs as
-	// FindChartInRepoURL resolves them.
-	ResolveURL: resolveReferenceURL,
-	Build:      buildChart,
+// chartRepoRules returns a classic chart repository's rules (a function:
+// a package-level Rules naming ErrDigestMismatch would be built by an
+// initialiser at every start).
+func chartRepoRules() *indexrepo.Rules {
+	return &indexrepo.Rules{
+		Noun:              "chart",
+		RepoNoun:          "chart repository",
+		MaxIndexSize:      maxIndexSize,
+		MaxArchiveSize:    maxChartSize,
+		ParseIndex:        parseIndex,
+		ErrDigestMismatch: ErrDigestMismatch,
+		// index.yaml as helm.sh/helm/v4/pkg/repo/v1/chartrepo.go
+		// DownloadIndexFile finds it, and relative chart URLs as
+		// FindChartInRepoURL resolves them.
+		ResolveURL: resolveReferenceURL,
+		Build:      buildChart,
+	}
 }
 
 // parseIndex parses index.yaml by Helm's rules (loadIndex: invalid

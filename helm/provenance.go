@@ -11,10 +11,19 @@ import (
 	"oras.land/oras-go/v2/content"
 
 	"github.com/ferryhq/ferry/errkind"
+	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/trust"
 )
 
-func init() { trust.RegisterProvenance(ConfigMediaType, VerifyProvenance) }
+// Register declares what the format adds to the pipeline's packages
+// (see package formats, whose one initialiser calls it, inlined: an
+// initialiser here would read in a page of this package's machine code
+// at every start of every command). Calling it again changes nothing.
+// For a Helm chart: its lock field chartDigest and its provenance check.
+func Register() {
+	lock.RegisterAttribute(AttributeChartDigest)
+	trust.RegisterProvenance(ConfigMediaType, VerifyProvenance)
+}
 
 // VerifyProvenance checks the provenance file (.prov) of the OCI chart
 // whose manifest is root, read through f, against the OpenPGP keyring at

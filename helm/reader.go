@@ -19,7 +19,6 @@ import (
 	"github.com/ferryhq/ferry/internal/forked/helm/pkg/chart/v2/loader"
 
 	"github.com/ferryhq/ferry/format"
-	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/ociref"
 )
 
@@ -71,8 +70,6 @@ func (f Format) Read(ctx context.Context, repo content.Fetcher, desc ocispec.Des
 // sha256 (the chart layer): for a chart from a classic repository, the
 // digest its index.yaml records, which the download was checked against.
 const AttributeChartDigest = "chartDigest"
-
-func init() { lock.RegisterAttribute(AttributeChartDigest) }
 
 // chartLayer finds the chart's content layer (or its pre-3.8 media type).
 func chartLayer(m ocispec.Manifest) (ocispec.Descriptor, bool) {

@@ -14,14 +14,13 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 	"github.com/ferryhq/ferry/kubeimages"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
@@ -30,7 +29,12 @@ import (
 	"github.com/ferryhq/ferry/sizecap"
 )
 
-func init() { lock.RegisterAttribute(resolve.AttributePlatform) }
+// Register declares what the format adds to the pipeline's packages
+// (see package formats, whose one initialiser calls it, inlined: an
+// initialiser here would read in a page of this package's machine code
+// at every start of every command). Calling it again changes nothing.
+// For images: the lock field platforms.
+func Register() { lock.RegisterAttribute(resolve.AttributePlatform) }
 
 // Key is the ferry.yaml key the format owns.
 const Key = "images"
@@ -229,16 +233,16 @@ func (e Entry) check() error {
 }
 
 // validTag is the OCI distribution spec's tag grammar.
-var validTag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`) })
+var validTag = lazyregexp.New(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
 
 // wildcard matches a semver wildcard component ("1.x", "2.*", "x").
-var wildcard = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|\.)[xX*](\.|$)`) })
+var wildcard = lazyregexp.New(`(^|\.)[xX*](\.|$)`)
 
 // isRange reports whether an item of tags is a semver range rather than
 // an exact tag: it holds an operator, a space, a comma or "||", or a
 // wildcard component, or is not a valid tag.
 func isRange(s string) bool {
-	return strings.ContainsAny(s, "<>=~^*, |") || wildcard().MatchString(s) || !validTag().MatchString(s)
+	return strings.ContainsAny(s, "<>=~^*, |") || wildcard.MatchString(s) || !validTag.MatchString(s)
 }
 
 // split returns the entry's exact tags and digests (as ":TAG" or

@@ -23,7 +23,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -34,6 +33,7 @@ import (
 
 	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 	"github.com/ferryhq/ferry/redact"
 )
 
@@ -214,7 +214,7 @@ func get(ctx context.Context, hc *http.Client, u string, max int64, notFound err
 }
 
 // validTag is the OCI distribution spec's tag grammar.
-var validTag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`) })
+var validTag = lazyregexp.New(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
 
 // Cache opens packages of classic HTTP repositories as Repositories. It
 // reads each repository's index.yaml once and builds each version's
@@ -269,7 +269,7 @@ func (c *Cache) OpenMirror(ctx context.Context, rules *Rules, sourceURL, repoURL
 	}
 	seen := map[string]bool{}
 	for _, v := range versions {
-		if seen[v.Tag] || !validTag().MatchString(v.Tag) {
+		if seen[v.Tag] || !validTag.MatchString(v.Tag) {
 			continue
 		}
 		seen[v.Tag] = true
@@ -705,7 +705,7 @@ func (r *Repository) synthesize(ctx context.Context, v *slot) (Artifact, error) 
 	if err != nil {
 		return Artifact{}, fmt.Errorf("%s: %w", what, err)
 	}
-	if v.tag == "" && !validTag().MatchString(a.Tag) {
+	if v.tag == "" && !validTag.MatchString(a.Tag) {
 		return Artifact{}, fmt.Errorf("%s: version %q cannot be an OCI tag", what, a.Tag)
 	}
 	return a, nil

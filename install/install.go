@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -288,7 +289,7 @@ func Install(ctx context.Context, l *lock.Lock, opts Options) (*Plan, error) {
 
 // layoutFiles are what an install's staged tree keeps between runs: the
 // OCI image layout. Everything else is written again at the end.
-var layoutFiles = map[string]bool{"oci-layout": true, "index.json": true, "blobs": true}
+var layoutFiles = []string{"oci-layout", "index.json", "blobs"}
 
 // cleanTree removes from a staged tree left by an interrupted run what is
 // not the OCI image layout (the files formats write, ingest/).
@@ -301,7 +302,7 @@ func cleanTree(tree string) error {
 		return err
 	}
 	for _, e := range entries {
-		if !layoutFiles[e.Name()] {
+		if !slices.Contains(layoutFiles, e.Name()) {
 			if err := os.RemoveAll(filepath.Join(tree, e.Name())); err != nil {
 				return err
 			}

@@ -6,14 +6,13 @@ package kubeimages
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 	"github.com/ferryhq/ferry/ociref"
 )
 
@@ -57,15 +56,33 @@ type ImagePath struct {
 }
 
 // workloadPodSpecs are the paths to the PodSpec of each pod-bearing kind.
-var workloadPodSpecs = map[string][]string{
-	"Pod":                   {"spec"},
-	"Deployment":            {"spec", "template", "spec"},
-	"StatefulSet":           {"spec", "template", "spec"},
-	"DaemonSet":             {"spec", "template", "spec"},
-	"ReplicaSet":            {"spec", "template", "spec"},
-	"ReplicationController": {"spec", "template", "spec"},
-	"Job":                   {"spec", "template", "spec"},
-	"CronJob":               {"spec", "jobTemplate", "spec", "template", "spec"},
+// It and operatorImagePaths are lists, not maps: a package-level map is
+// built by an initialiser at every start of every command (issue 29).
+var workloadPodSpecs = []kindPaths{
+	{"Pod", []string{"spec"}},
+	{"Deployment", []string{"spec", "template", "spec"}},
+	{"StatefulSet", []string{"spec", "template", "spec"}},
+	{"DaemonSet", []string{"spec", "template", "spec"}},
+	{"ReplicaSet", []string{"spec", "template", "spec"}},
+	{"ReplicationController", []string{"spec", "template", "spec"}},
+	{"Job", []string{"spec", "template", "spec"}},
+	{"CronJob", []string{"spec", "jobTemplate", "spec", "template", "spec"}},
+}
+
+// kindPaths are paths of one kind's objects.
+type kindPaths struct {
+	kind  string
+	paths []string
+}
+
+// pathsOf returns the paths list gives kind, and whether it names kind.
+func pathsOf(list []kindPaths, kind string) ([]string, bool) {
+	for _, k := range list {
+		if k.kind == kind {
+			return k.paths, true
+		}
+	}
+	return nil, false
 }
 
 // monitoringGroup is the prometheus-operator's API group.
@@ -73,11 +90,11 @@ const monitoringGroup = "monitoring.coreos.com"
 
 // operatorImagePaths are the image fields of the prometheus-operator's
 // resources (see the comment above for the upstream types).
-var operatorImagePaths = map[string][]string{
-	"Prometheus":      {"spec.image", "spec.thanos.image", "spec.containers[].image", "spec.initContainers[].image"},
-	"PrometheusAgent": {"spec.image", "spec.containers[].image", "spec.initContainers[].image"},
-	"Alertmanager":    {"spec.image", "spec.containers[].image", "spec.initContainers[].image"},
-	"ThanosRuler":     {"spec.image", "spec.containers[].image", "spec.initContainers[].image"},
+var operatorImagePaths = []kindPaths{
+	{"Prometheus", []string{"spec.image", "spec.thanos.image", "spec.containers[].image", "spec.initContainers[].image"}},
+	{"PrometheusAgent", []string{"spec.image", "spec.containers[].image", "spec.initContainers[].image"}},
+	{"Alertmanager", []string{"spec.image", "spec.containers[].image", "spec.initContainers[].image"}},
+	{"ThanosRuler", []string{"spec.image", "spec.containers[].image", "spec.initContainers[].image"}},
 }
 
 // Images returns the images one document (one Kubernetes object, YAML or
@@ -93,7 +110,7 @@ func Images(doc string, paths []ImagePath) (images, runtime []string, err error)
 	if kind == "" {
 		return nil, nil, nil
 	}
-	if p, ok := workloadPodSpecs[kind]; ok && !isCustomGroup(apiVersion) {
+	if p, ok := pathsOf(workloadPodSpecs, kind); ok && !isCustomGroup(apiVersion) {
 		spec, _ := lookup(obj, p).(map[string]any)
 		for _, list := range []string{"initContainers", "containers", "ephemeralContainers"} {
 			cs, _ := spec[list].([]any)
@@ -107,7 +124,8 @@ func Images(doc string, paths []ImagePath) (images, runtime []string, err error)
 		}
 	} else if isCustomGroup(apiVersion) {
 		if group(apiVersion) == monitoringGroup {
-			for _, p := range operatorImagePaths[kind] {
+			paths, _ := pathsOf(operatorImagePaths, kind)
+			for _, p := range paths {
 				images = append(images, imagesAt(obj, p)...)
 			}
 		} else {
@@ -328,7 +346,7 @@ func FileImages(content string, paths []ImagePath) (images, runtime []string, er
 
 // manifestSep separates YAML documents as Helm's
 // pkg/release/v1/util/manifest.go sep does (a line starting "---").
-var manifestSep = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^---[ \t]*`) })
+var manifestSep = lazyregexp.New(`(?m)^---[ \t]*`)
 
 // splitManifests splits a stream of YAML documents, in order, as Helm's
 // releaseutil.SplitManifests does (copied, with its regular expression, so
@@ -337,7 +355,7 @@ var manifestSep = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompi
 // dropped.
 func splitManifests(content string) []string {
 	var out []string
-	for _, d := range manifestSep().Split(strings.TrimLeftFunc(content, unicode.IsSpace), -1) {
+	for _, d := range manifestSep.Split(strings.TrimLeftFunc(content, unicode.IsSpace), -1) {
 		if strings.TrimSpace(d) == "" {
 			continue
 		}

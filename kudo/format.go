@@ -16,7 +16,6 @@ import (
 	"oras.land/oras-go/v2/content"
 
 	"github.com/ferryhq/ferry/format"
-	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/mirrorset"
 	"github.com/ferryhq/ferry/ociref"
 	"github.com/ferryhq/ferry/resolve"
@@ -353,8 +352,6 @@ func (f Format) Read(ctx context.Context, repo content.Fetcher, desc ocispec.Des
 // checked against. `ferry install` checks the tarball it writes against
 // it once more.
 const AttributeTarballDigest = "tarballDigest"
-
-func init() { lock.RegisterAttribute(AttributeTarballDigest) }
 
 func fetchCapped(ctx context.Context, repo content.Fetcher, desc ocispec.Descriptor, max int64) ([]byte, error) {
 	if desc.Size > max {

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
-	"sync"
 	"text/template"
 
 	"github.com/Masterminds/sprig/v3"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 // ImageUse is one image a package's templates deploy.
@@ -223,11 +223,11 @@ func walkImages(n *yaml.Node, out *[]string) {
 
 // literalImage matches an `image:` field whose value holds no template
 // action.
-var literalImage = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[\s-]*image:\s*["']?([^\s"'{}]+)["']?\s*$`) })
+var literalImage = lazyregexp.New(`(?m)^[\s-]*image:\s*["']?([^\s"'{}]+)["']?\s*$`)
 
 func literalImages(text string) []string {
 	var out []string
-	for _, m := range literalImage().FindAllStringSubmatch(text, -1) {
+	for _, m := range literalImage.FindAllStringSubmatch(text, -1) {
 		out = append(out, m[1])
 	}
 	return out

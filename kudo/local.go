@@ -22,7 +22,15 @@ import (
 // [...]}`, the local packages of the inputs (LocalOperator).
 const LockSection = "kudo"
 
-func init() { lock.RegisterSection(LockSection, checkLockSection) }
+// Register declares what the format adds to the pipeline's packages
+// (see package formats, whose one initialiser calls it, inlined: an
+// initialiser here would read in a page of this package's machine code
+// at every start of every command). Calling it again changes nothing.
+// For KUDO: its lock field tarballDigest and its lock section.
+func Register() {
+	lock.RegisterAttribute(AttributeTarballDigest)
+	lock.RegisterSection(LockSection, checkLockSection)
+}
 
 // LockedSection is the content of the lock's `kudo:` section.
 type LockedSection struct {

@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/opencontainers/go-digest"
@@ -22,6 +20,7 @@ import (
 	"github.com/ferryhq/ferry/errkind"
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/indexrepo"
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 // SourcePrefix prefixes the http(s) URL of a KUDO repository package's
@@ -163,11 +162,11 @@ func MirrorPath(source string) string {
 }
 
 // tarballVersion matches the version suffix of a tarball's file name.
-var tarballVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-[0-9][^/]*$`) })
+var tarballVersion = lazyregexp.New(`-[0-9][^/]*$`)
 
 func tarballName(file string) string {
 	file = strings.TrimSuffix(strings.TrimSuffix(file, ".tgz"), ".tar.gz")
-	return tarballVersion().ReplaceAllString(file, "")
+	return tarballVersion.ReplaceAllString(file, "")
 }
 
 // RepoCache opens KUDO repository packages as read-only OCI repositories
@@ -196,9 +195,9 @@ func (c *RepoCache) Open(source string, hc *http.Client) (format.Repository, err
 		return nil, fmt.Errorf("%s: not a KUDO package source (want kudo+https://REPOSITORY/NAME)", indexrepo.SafeURL(source))
 	}
 	if tarball {
-		return c.cache.OpenArchive(&repoRules, repoURL, name, strings.TrimPrefix(source, SourcePrefix), hc), nil
+		return c.cache.OpenArchive(repoRules(), repoURL, name, strings.TrimPrefix(source, SourcePrefix), hc), nil
 	}
-	r, err := c.cache.Open(context.Background(), &repoRules, repoURL, name, hc)
+	r, err := c.cache.Open(context.Background(), repoRules(), repoURL, name, hc)
 	if err != nil {
 		return nil, err
 	}
@@ -216,24 +215,28 @@ func (c *RepoCache) OpenMirror(source, location string, hc *http.Client) (format
 	if !ok || !ok2 || tarball || srcTarball {
 		return c.Open(location, hc)
 	}
-	r, err := c.cache.OpenMirror(context.Background(), &repoRules, srcURL, repoURL, name, hc)
+	r, err := c.cache.OpenMirror(context.Background(), repoRules(), srcURL, repoURL, name, hc)
 	if err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// repoRules are a KUDO repository's rules. index.yaml is read below the
-// repository URL (pkg/kudoctl/util/repo/repo.go DownloadIndexFile).
-var repoRules = indexrepo.Rules{
-	Noun:              "operator",
-	RepoNoun:          "KUDO repository",
-	MaxIndexSize:      maxIndexSize,
-	MaxArchiveSize:    MaxPackageSize,
-	ParseIndex:        parseIndex,
-	Build:             buildPackage,
-	ErrDigestMismatch: ErrDigestMismatch,
-	HTTPNotFound:      errdef.ErrNotFound,
+// repoRules returns a KUDO repository's rules. index.yaml is read below
+// the repository URL (pkg/kudoctl/util/repo/repo.go DownloadIndexFile).
+// A function: a package-level Rules naming other variables would be built
+// by an initialiser at every start.
+func repoRules() *indexrepo.Rules {
+	return &indexrepo.Rules{
+		Noun:              "operator",
+		RepoNoun:          "KUDO repository",
+		MaxIndexSize:      maxIndexSize,
+		MaxArchiveSize:    MaxPackageSize,
+		ParseIndex:        parseIndex,
+		Build:             buildPackage,
+		ErrDigestMismatch: ErrDigestMismatch,
+		HTTPNotFound:      errdef.ErrNotFound,
+	}
 }
 
 // parseIndex parses index.yaml (ParseIndex) into each package's versions,

@@ -148,11 +148,12 @@ type Image struct {
 }
 
 // sections and attributes hold the keys formats registered: sections
-// with their checks.
+// with their checks. They are made by the first registration (a map
+// literal here would need an initialiser, run at every start).
 var (
 	sectionsMu sync.RWMutex
-	sections   = map[string]func(*yaml.Node) error{}
-	attributes = map[string]bool{}
+	sections   map[string]func(*yaml.Node) error
+	attributes map[string]bool
 )
 
 // RegisterAttribute declares a package field a format records beside the
@@ -161,6 +162,9 @@ var (
 func RegisterAttribute(key string) {
 	sectionsMu.Lock()
 	defer sectionsMu.Unlock()
+	if attributes == nil {
+		attributes = map[string]bool{}
+	}
 	attributes[key] = true
 }
 
@@ -171,6 +175,9 @@ func RegisterAttribute(key string) {
 func RegisterSection(key string, check func(*yaml.Node) error) {
 	sectionsMu.Lock()
 	defer sectionsMu.Unlock()
+	if sections == nil {
+		sections = map[string]func(*yaml.Node) error{}
+	}
 	sections[key] = check
 }
 

@@ -119,7 +119,8 @@ type SectionMirrors struct {
 	Set func(l *Lock, items []ItemMirror) error
 }
 
-var sectionMirrors = map[string]SectionMirrors{}
+// sectionMirrors holds the registrations, made by the first one.
+var sectionMirrors map[string]SectionMirrors
 
 // RegisterSectionMirrors declares how the mirror locations of section
 // key's items are read and set (see SectionMirrors); the format that owns
@@ -128,6 +129,9 @@ var sectionMirrors = map[string]SectionMirrors{}
 func RegisterSectionMirrors(key string, m SectionMirrors) {
 	sectionsMu.Lock()
 	defer sectionsMu.Unlock()
+	if sectionMirrors == nil {
+		sectionMirrors = map[string]SectionMirrors{}
+	}
 	sectionMirrors[key] = m
 }
 

@@ -518,5 +518,7 @@ type EnvInput func(m *MirrorSet) (key, value string, ok bool)
 var envInputs []EnvInput
 
 // RegisterEnvInput makes in part of every MirrorSet's Digest: a lock
-// resolved under another value of it is stale. Formats call it from init.
+// resolved under another value of it is stale. Formats call it from
+// their Register (package formats); registering one twice changes no
+// Digest.
 func RegisterEnvInput(in EnvInput) { envInputs = append(envInputs, in) }

@@ -4,38 +4,51 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 	"github.com/ferryhq/ferry/trust"
 )
 
-// yamlPlaces names, in ferry.yaml's terms, where a value of each Go type
+// yamlPlaceOf names, in ferry.yaml's terms, where a value of each Go type
 // sits, and lists the keys it takes: the decoder's messages name Go types
 // ("field x not found in type mirrorset.MirrorSet"), which the user never
-// wrote. It is built on first use: only a ferry.yaml that fails to
-// decode needs it.
-var yamlPlaces = sync.OnceValue(func() map[string]yamlPlace {
-	return map[string]yamlPlace{
-		"mirrorset.MirrorSet":      {"the top level", reflect.TypeFor[MirrorSet]()},
-		"mirrorset.Package":        {"an entry of packages", reflect.TypeFor[Package]()},
-		"[]mirrorset.Package":      {"packages", nil},
-		"mirrorset.Replace":        {"an entry of replace", reflect.TypeFor[Replace]()},
-		"[]mirrorset.Replace":      {"replace", nil},
-		"mirrorset.plain":          {"an entry of use", reflect.TypeFor[Use]()},
-		"mirrorset.Use":            {"an entry of use", reflect.TypeFor[Use]()},
-		"map[string]mirrorset.Use": {"use", nil},
-		"mirrorset.Mirror":         {"mirror", reflect.TypeFor[Mirror]()},
-		"mirrorset.LockPolicy":     {"lock", reflect.TypeFor[LockPolicy]()},
-		"trust.plain":              {"trust", reflect.TypeFor[trust.Config]()},
-		"trust.RuleConfig":         {"a trust rule", reflect.TypeFor[trust.RuleConfig]()},
-		"[]trust.RuleConfig":       {"trust rules", nil},
+// wrote. A switch, not a map, which an initialiser would build at every
+// start: only a ferry.yaml that fails to decode needs it.
+func yamlPlaceOf(goType string) (yamlPlace, bool) {
+	switch goType {
+	case "mirrorset.MirrorSet":
+		return yamlPlace{"the top level", reflect.TypeFor[MirrorSet]()}, true
+	case "mirrorset.Package":
+		return yamlPlace{"an entry of packages", reflect.TypeFor[Package]()}, true
+	case "[]mirrorset.Package":
+		return yamlPlace{"packages", nil}, true
+	case "mirrorset.Replace":
+		return yamlPlace{"an entry of replace", reflect.TypeFor[Replace]()}, true
+	case "[]mirrorset.Replace":
+		return yamlPlace{"replace", nil}, true
+	case "mirrorset.plain":
+		return yamlPlace{"an entry of use", reflect.TypeFor[Use]()}, true
+	case "mirrorset.Use":
+		return yamlPlace{"an entry of use", reflect.TypeFor[Use]()}, true
+	case "map[string]mirrorset.Use":
+		return yamlPlace{"use", nil}, true
+	case "mirrorset.Mirror":
+		return yamlPlace{"mirror", reflect.TypeFor[Mirror]()}, true
+	case "mirrorset.LockPolicy":
+		return yamlPlace{"lock", reflect.TypeFor[LockPolicy]()}, true
+	case "trust.plain":
+		return yamlPlace{"trust", reflect.TypeFor[trust.Config]()}, true
+	case "trust.RuleConfig":
+		return yamlPlace{"a trust rule", reflect.TypeFor[trust.RuleConfig]()}, true
+	case "[]trust.RuleConfig":
+		return yamlPlace{"trust rules", nil}, true
 	}
-})
+	return yamlPlace{}, false
+}
 
 // yamlPlace is where a Go type sits in ferry.yaml and, for a struct, the
 // type whose keys it lists.
@@ -45,16 +58,29 @@ type yamlPlace struct {
 }
 
 var (
-	reUnknownField = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile("^(line \\d+: )?field (\\S+) not found in type (\\S+)$")
-	})
-	reCannot = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile("^(line \\d+: )?cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
-	})
+	reUnknownField = lazyregexp.New("^(line \\d+: )?field (\\S+) not found in type (\\S+)$")
+	reCannot       = lazyregexp.New("^(line \\d+: )?cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
 )
 
-// yamlKinds words a YAML tag and the shape a Go type wants.
-var yamlKinds = map[string]string{"str": "a string", "seq": "a list", "map": "a mapping", "int": "a number", "float": "a number", "bool": "true or false", "null": "nothing"}
+// yamlKind words a YAML tag and the shape a Go type wants ("" for
+// another tag).
+func yamlKind(tag string) string {
+	switch tag {
+	case "str":
+		return "a string"
+	case "seq":
+		return "a list"
+	case "map":
+		return "a mapping"
+	case "int", "float":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "null":
+		return "nothing"
+	}
+	return ""
+}
 
 // userYAMLError rewrites the decoder's type errors in ferry.yaml's terms:
 // the line, the key and where it sits, with the keys that place takes,
@@ -74,9 +100,9 @@ func userYAMLError(err error) error {
 }
 
 func userYAMLMessage(msg string) string {
-	if m := reUnknownField().FindStringSubmatch(msg); m != nil {
+	if m := reUnknownField.FindStringSubmatch(msg); m != nil {
 		out := fmt.Sprintf("%sunknown key %q", m[1], m[2])
-		if p, ok := yamlPlaces()[m[3]]; ok {
+		if p, ok := yamlPlaceOf(m[3]); ok {
 			out += " in " + p.where
 			if keys := yamlKeys(p.typ); len(keys) > 0 {
 				out += " (known keys: " + strings.Join(keys, ", ") + ")"
@@ -84,8 +110,8 @@ func userYAMLMessage(msg string) string {
 		}
 		return out
 	}
-	if m := reCannot().FindStringSubmatch(msg); m != nil {
-		got := yamlKinds[m[2]]
+	if m := reCannot.FindStringSubmatch(msg); m != nil {
+		got := yamlKind(m[2])
 		if got == "" {
 			got = m[2]
 		}
@@ -93,7 +119,7 @@ func userYAMLMessage(msg string) string {
 			got += fmt.Sprintf(" (%s)", m[3])
 		}
 		out := fmt.Sprintf("%sgot %s", m[1], got)
-		if p, ok := yamlPlaces()[m[4]]; ok {
+		if p, ok := yamlPlaceOf(m[4]); ok {
 			out += " for " + p.where
 		}
 		return out + ", want " + wantKind(m[4])

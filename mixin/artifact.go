@@ -8,9 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/errkind"
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 	"github.com/ferryhq/ferry/relocate"
 )
 
@@ -37,13 +36,13 @@ const createdEpoch = "1970-01-01T00:00:00Z"
 // maxManifestSize bounds how much of a manifest is read.
 const maxManifestSize = 4 << 20
 
-var tagPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`) })
+var tagPattern = lazyregexp.New(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
 
 // Tag returns the OCI tag of a mixin version: the version with "+" written
 // as "_", as Helm and ferry write semver build metadata in tags.
 func Tag(version string) (string, error) {
 	t := strings.ReplaceAll(version, "+", "_")
-	if !tagPattern().MatchString(t) {
+	if !tagPattern.MatchString(t) {
 		return "", fmt.Errorf("mixin version %q cannot be written as an OCI tag", version)
 	}
 	return t, nil

@@ -199,19 +199,25 @@ func checkFeedURL(raw string) error {
 	return fmt.Errorf("%q: unsupported scheme %q (want https, http or file)", raw, u.Scheme)
 }
 
-func init() {
-	// lock.Parse refuses a section no format registered, and runs the
-	// check on this one: a malformed `mixins:` fails when the lock is
-	// read.
-	lock.RegisterSection(KeyMixins, func(n *yaml.Node) error {
-		var ls []Locked
-		if err := n.Decode(&ls); err != nil {
-			return err
-		}
-		return validateLocked(ls)
-	})
-	// A signed lock's sidecar records where mixins were mirrored.
+// Register declares what the format adds to the pipeline's packages
+// (see package formats, whose one initialiser calls it, inlined: an
+// initialiser here would read in a page of this package's machine code
+// at every start of every command). Calling it again changes nothing.
+// For mixins: the lock section, which lock.Parse checks (a malformed
+// `mixins:` fails when the lock is read), and where a signed lock's
+// sidecar records that mixins were mirrored.
+func Register() {
+	lock.RegisterSection(KeyMixins, checkLockSection)
 	lock.RegisterSectionMirrors(KeyMixins, sectionMirrors)
+}
+
+// checkLockSection checks a lock's `mixins:` section.
+func checkLockSection(n *yaml.Node) error {
+	var ls []Locked
+	if err := n.Decode(&ls); err != nil {
+		return err
+	}
+	return validateLocked(ls)
 }
 
 // FromLock returns the mixins l locks (its `mixins` section), validated:

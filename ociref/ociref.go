@@ -5,12 +5,12 @@ package ociref
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/ferryhq/ferry/internal/forked/reference"
 	"github.com/opencontainers/go-digest"
+
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 // Reference is a fully qualified OCI reference. Either Tag, Digest, both or
@@ -75,7 +75,7 @@ func checkUserinfo(s string) error {
 }
 
 // digestSuffix matches what may follow a digest's '@': ALGORITHM:ENCODED.
-var digestSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$`) })
+var digestSuffix = lazyregexp.New(`^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$`)
 
 // userinfoAt returns the index of the '@' ending credentials in s, or -1.
 // Only the last '@' may introduce a digest: when ALGORITHM:ENCODED follows
@@ -90,7 +90,7 @@ func userinfoAt(s string) int {
 	}
 	suffix := s[last+1:]
 	_, encoded, _ := strings.Cut(suffix, ":")
-	if digestSuffix().MatchString(suffix) && (strings.Contains(s[:last], "/") || len(encoded) >= 32) {
+	if digestSuffix.MatchString(suffix) && (strings.Contains(s[:last], "/") || len(encoded) >= 32) {
 		return strings.LastIndex(s[:last], "@")
 	}
 	return last

@@ -3,11 +3,11 @@ package ociref
 import (
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/opencontainers/go-digest"
+
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 // OCIScheme is Helm's scheme for a chart in an OCI registry
@@ -24,17 +24,17 @@ const OCIScheme = "oci://"
 // format may prefix the scheme with its own name ("kudo+https://…") when
 // its repositories are not Helm's.
 func IsURLSource(s string) bool {
-	return strings.Contains(s, "://") && urlScheme().MatchString(s)
+	return strings.Contains(s, "://") && urlScheme.MatchString(s)
 }
 
 // urlScheme matches the start of a URL source: http:// or https://,
 // optionally prefixed "FORMAT+".
-var urlScheme = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([a-z][a-z0-9-]*\+)?https?://`) })
+var urlScheme = lazyregexp.New(`^([a-z][a-z0-9-]*\+)?https?://`)
 
 // urlPath is what a URL source's path may hold: Helm chart names are
 // lowercase letters, digits and dashes (helm's lint rule; "_" and "." are
 // still found in repositories), and repositories may sit below a path.
-var urlPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*$`) })
+var urlPath = lazyregexp.New(`^[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)*$`)
 
 // parseURLSource parses SCHEME://HOST[:PORT]/PATH[:TAG][@DIGEST]: Registry
 // is "SCHEME://HOST[:PORT]", Repository the path. A tag is the part after
@@ -56,11 +56,11 @@ func parseURLSource(s string) (Reference, error) {
 	path := strings.TrimPrefix(u.Path, "/")
 	if i := strings.LastIndex(path, ":"); i > strings.LastIndex(path, "/") {
 		r.Tag, path = path[i+1:], path[:i]
-		if !tagPattern().MatchString(r.Tag) {
+		if !tagPattern.MatchString(r.Tag) {
 			return Reference{}, fmt.Errorf("reference %q: %q is not a valid tag", s, r.Tag)
 		}
 	}
-	if !urlPath().MatchString(path) {
+	if !urlPath.MatchString(path) {
 		return Reference{}, fmt.Errorf("reference %q: no chart name after the repository URL; write it as SCHEME://HOST/PATH/NAME[:VERSION]", s)
 	}
 	r.Registry, r.Repository = u.Scheme+"://"+u.Host, path
@@ -68,4 +68,4 @@ func parseURLSource(s string) (Reference, error) {
 }
 
 // tagPattern is distribution/reference's tag grammar.
-var tagPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[\w][\w.-]{0,127}$`) })
+var tagPattern = lazyregexp.New(`^[\w][\w.-]{0,127}$`)

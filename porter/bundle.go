@@ -10,14 +10,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/opencontainers/go-digest"
 
 	"github.com/ferryhq/ferry/format"
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 // Keys of bundle.json's `custom` section ferry reads.
@@ -476,9 +475,7 @@ func sharingGroup(shared bool, name string) (string, error) {
 // outputRef matches Porter's template reference to a dependency output,
 // `${bundle.dependencies.NAME.outputs.OUTPUT}`, spaces allowed inside the
 // braces.
-var outputRef = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`\$\{\s*bundle\.dependencies\.([A-Za-z0-9_.-]+?)\.outputs\.[A-Za-z0-9_.-]+\s*\}`)
-})
+var outputRef = lazyregexp.New(`\$\{\s*bundle\.dependencies\.([A-Za-z0-9_.-]+?)\.outputs\.[A-Za-z0-9_.-]+\s*\}`)
 
 // wiring returns the sibling dependencies whose outputs self's parameters,
 // credentials or outputs use, sorted and unique. References to unknown
@@ -489,7 +486,7 @@ func wiring[T any](self string, siblings map[string]T, sections ...map[string]an
 	walk = func(v any) {
 		switch x := v.(type) {
 		case string:
-			for _, m := range outputRef().FindAllStringSubmatch(x, -1) {
+			for _, m := range outputRef.FindAllStringSubmatch(x, -1) {
 				if _, ok := siblings[m[1]]; ok && m[1] != self {
 					set[m[1]] = true
 				}
@@ -541,7 +538,7 @@ type mixinRecord struct {
 
 // bareSHA256 matches a digest written without its algorithm, as PEP 002's
 // examples do.
-var bareSHA256 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-fA-F]{64}$`) })
+var bareSHA256 = lazyregexp.New(`^[0-9a-fA-F]{64}$`)
 
 // binaryDigest reads a recorded binary's digest, {"digest": D} as PEP 002
 // writes it or a bare string, as "sha256:HEX"; a bare 64-digit hex digest
@@ -558,7 +555,7 @@ func binaryDigest(raw json.RawMessage) (string, error) {
 		d = obj.Digest
 	}
 	d = strings.TrimSpace(d)
-	if bareSHA256().MatchString(d) {
+	if bareSHA256.MatchString(d) {
 		d = "sha256:" + strings.ToLower(d)
 	}
 	parsed, err := digest.Parse(d)

@@ -49,18 +49,23 @@ func (Reader) CheckSections(m *mirrorset.MirrorSet) error {
 	return err
 }
 
-// The version strategy $FERRY_VERSION_STRATEGY gives, when ferry.yaml
-// and the flags set none, changes what resolves: it is an input of the
-// lock (a lock resolved under another strategy is stale).
-func init() {
-	mirrorset.RegisterEnvInput(func(m *mirrorset.MirrorSet) (string, string, bool) {
-		var s Settings
-		if _, err := m.Section(KeyPorter, &s); err != nil || s.VersionStrategy != "" {
-			return "", "", false
-		}
-		v := strings.TrimSpace(os.Getenv(StrategyEnv))
-		return StrategyEnv, v, v != ""
-	})
+// Register declares what the format adds to the pipeline's packages
+// (see package formats, whose one initialiser calls it, inlined: an
+// initialiser here would read in a page of this package's machine code
+// at every start of every command). Calling it again changes nothing.
+// For Porter: the version strategy $FERRY_VERSION_STRATEGY gives, when
+// ferry.yaml and the flags set none, changes what resolves: it is an
+// input of the lock (a lock resolved under another strategy is stale).
+func Register() { mirrorset.RegisterEnvInput(strategyInput) }
+
+// strategyInput is the lock input $FERRY_VERSION_STRATEGY makes.
+func strategyInput(m *mirrorset.MirrorSet) (string, string, bool) {
+	var s Settings
+	if _, err := m.Section(KeyPorter, &s); err != nil || s.VersionStrategy != "" {
+		return "", "", false
+	}
+	v := strings.TrimSpace(os.Getenv(StrategyEnv))
+	return StrategyEnv, v, v != ""
 }
 
 func settingsOf(m *mirrorset.MirrorSet) (Settings, error) {

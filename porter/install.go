@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"regexp"
 	"strings"
 
 	"oras.land/oras-go/v2/content"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/ferryhq/ferry/format"
 	"github.com/ferryhq/ferry/install"
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 	"github.com/ferryhq/ferry/lock"
 )
 
@@ -211,7 +211,7 @@ func wiringSources(m map[string]any) map[string]install.WiringSource {
 // pkg/cnab/extensions/dependencies/v2/types.go): `bundle.parameters.P`,
 // `bundle.credentials.C` or `bundle.dependencies.D.outputs.O`, with or
 // without `${ }` around it.
-var wiringRef = regexp.MustCompile(`(\s*\$\{\s*)?bundle(\.dependencies\.([^.]+))?\.([^.]+)\.([^\s\}]+)(\s*\}\s*)?`)
+var wiringRef = lazyregexp.New(`(\s*\$\{\s*)?bundle(\.dependencies\.([^.]+))?\.([^.]+)\.([^\s\}]+)(\s*\}\s*)?`)
 
 // wiringSource reads a template as Porter's ParseAllDependencySources
 // does (pkg/cnab/extensions/dependencies/v2/types.go): every reference in

@@ -9,9 +9,10 @@ package redact
 import (
 	"bytes"
 	"io"
-	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 // Placeholder replaces each credential removed.
@@ -21,21 +22,17 @@ var (
 	// authHdrRE, jwtRE and secretKVRE are the patterns client.Redact
 	// removes from registry errors; they are repeated here so that text
 	// that never went through the client is cleaned the same way.
-	authHdrRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(authorization:?\s*(?:basic|bearer)\s+)[^\s"]+`) })
-	jwtRE      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`) })
-	secretKVRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)\b(password|passwd|secret|token|access_token|refresh_token|identitytoken|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|signature|sig|_state)=[^&\s"]+`)
-	})
+	authHdrRE  = lazyregexp.New(`(?i)(authorization:?\s*(?:basic|bearer)\s+)[^\s"]+`)
+	jwtRE      = lazyregexp.New(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
+	secretKVRE = lazyregexp.New(`(?i)\b(password|passwd|secret|token|access_token|refresh_token|identitytoken|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|signature|sig|_state)=[^&\s"]+`)
 	// schemeRE finds a URL scheme inside a word.
-	schemeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://`) })
+	schemeRE = lazyregexp.New(`[a-zA-Z][a-zA-Z0-9+.-]*://`)
 	// hostRE matches what follows userinfo: a host name or address with
 	// an optional port, then '/', '?', '#' or the end of the word.
-	hostRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]+)?(?:[/?#]|$)`)
-	})
+	hostRE = lazyregexp.New(`^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]+)?(?:[/?#]|$)`)
 	// digestRE matches ALGORITHM:ENCODED, what may follow the '@' of a
 	// digest-pinned reference.
-	digestRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}`) })
+	digestRE = lazyregexp.New(`^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}`)
 )
 
 // String returns s without credentials.
@@ -43,9 +40,9 @@ func String(s string) string {
 	if strings.Contains(s, "@") {
 		s = userinfo(s)
 	}
-	s = authHdrRE().ReplaceAllString(s, "${1}"+Placeholder)
-	s = jwtRE().ReplaceAllString(s, Placeholder+"-TOKEN")
-	s = secretKVRE().ReplaceAllString(s, "${1}="+Placeholder)
+	s = authHdrRE.ReplaceAllString(s, "${1}"+Placeholder)
+	s = jwtRE.ReplaceAllString(s, Placeholder+"-TOKEN")
+	s = secretKVRE.ReplaceAllString(s, "${1}="+Placeholder)
 	return s
 }
 
@@ -94,7 +91,7 @@ func word(w string) string {
 		return word(t) + w[len(t):]
 	}
 	at := strings.LastIndexByte(w, '@')
-	for at >= 0 && digestRE().MatchString(w[at+1:]) {
+	for at >= 0 && digestRE.MatchString(w[at+1:]) {
 		at = strings.LastIndexByte(w[:at], '@')
 	}
 	if at < 0 {
@@ -102,7 +99,7 @@ func word(w string) string {
 	}
 	rest := w[at+1:]
 	start := 0
-	if loc := schemeRE().FindStringIndex(w[:at]); loc != nil {
+	if loc := schemeRE.FindStringIndex(w[:at]); loc != nil {
 		start = loc[1]
 	} else {
 		// A reference: the host must be followed by a path, so that a
@@ -114,7 +111,7 @@ func word(w string) string {
 			start = k + 1
 		}
 	}
-	if !hostRE().MatchString(rest) || start >= at {
+	if !hostRE.MatchString(rest) || start >= at {
 		return w
 	}
 	return w[:start] + Placeholder + w[at:]

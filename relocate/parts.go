@@ -10,17 +10,16 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content/oci"
 
 	"github.com/ferryhq/ferry/errkind"
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 	"github.com/ferryhq/ferry/lock"
 )
 
@@ -104,7 +103,7 @@ func ParseSize(s string) (int64, error) {
 }
 
 // partRE matches a part's file name: NAME.partK.tar.
-var partRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*)\.part([0-9]+)\.tar$`) })
+var partRE = lazyregexp.New(`^(.*)\.part([0-9]+)\.tar$`)
 
 // PartPath names part k of the archive written to path: path without its
 // .tar suffix, then .partK.tar (closure.tar: closure.part1.tar,

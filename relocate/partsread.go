@@ -35,7 +35,7 @@ import (
 // escaping the root, is refused with exit code 2.
 func OpenArchive(ctx context.Context, path string) (*Archive, error) {
 	first := path
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !partRE().MatchString(path) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !partRE.MatchString(path) {
 		if _, err1 := os.Stat(PartPath(path, 1)); err1 == nil {
 			first = PartPath(path, 1)
 		}
@@ -56,7 +56,7 @@ func OpenArchive(ctx context.Context, path string) (*Archive, error) {
 	a.Meta, a.LockData, a.LockSig = p.meta, p.lock, p.sig
 	parts := map[int]*part{p.meta.Part: p}
 	if p.meta.Parts > 1 {
-		m := partRE().FindStringSubmatch(first)
+		m := partRE.FindStringSubmatch(first)
 		if m == nil {
 			return nil, errkind.Markf(errkind.BadInput, "archive %s is part %d of %d of a split archive: give the parts by the names they were written with (NAME.partK.tar)", first, p.meta.Part, p.meta.Parts)
 		}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/errkind"
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 	"github.com/ferryhq/ferry/lock"
 	"github.com/ferryhq/ferry/manifest"
 )
@@ -68,7 +68,7 @@ func sinceOmit(ctx context.Context, old *lock.Lock, oldData []byte, store *oci.S
 		}
 	}
 	named := map[digest.Digest]bool{}
-	for _, m := range digestRE().FindAllString(string(oldData), -1) {
+	for _, m := range digestRE.FindAllString(string(oldData), -1) {
 		named[digest.Digest(m)] = true
 	}
 	tags, err := client.ListTags(ctx, store)
@@ -96,7 +96,7 @@ func sinceOmit(ctx context.Context, old *lock.Lock, oldData []byte, store *oci.S
 	return omit, nil
 }
 
-var digestRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`sha256:[0-9a-f]{64}`) })
+var digestRE = lazyregexp.New(`sha256:[0-9a-f]{64}`)
 
 // walkNodes adds desc and every node below it to into. A node whose
 // content cannot be found is added without its children: what is not

@@ -31,8 +31,9 @@ import (
 // repositories/NAME/_layers/sha256/HEX/link holds the digest, the content
 // is at blobs/sha256/HEX[:2]/HEX/data.
 
-// blobCacheControl is distribution's blobCacheControlMaxAge (a year).
-var blobCacheControl = fmt.Sprintf("max-age=%.f", (365 * 24 * time.Hour).Seconds())
+// blobCacheControl is distribution's blobCacheControlMaxAge (a year:
+// 365 * 24 * 3600 seconds), as registry/handlers/blobserver.go words it.
+const blobCacheControl = "max-age=31536000"
 
 // serveBlob answers a GET or HEAD of blob d of repository name from its
 // file, and reports false, having written nothing, when the repository

@@ -7,13 +7,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 
 // Answering the hottest reads from the storage's files.
@@ -51,15 +51,11 @@ const (
 
 var (
 	// blobPath matches /v2/NAME/blobs/sha256:HEX.
-	blobPath = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^/v2/` + namePattern + `/blobs/(` + digestPattern + `)$`)
-	})
+	blobPath = lazyregexp.New(`^/v2/` + namePattern + `/blobs/(` + digestPattern + `)$`)
 	// manifestPath matches /v2/NAME/manifests/TAG or .../sha256:HEX.
-	manifestPath = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^/v2/` + namePattern + `/manifests/(` + digestPattern + `|` + tagPattern + `)$`)
-	})
+	manifestPath = lazyregexp.New(`^/v2/` + namePattern + `/manifests/(` + digestPattern + `|` + tagPattern + `)$`)
 	// tagsPath matches /v2/NAME/tags/list.
-	tagsPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/v2/` + namePattern + `/tags/list$`) })
+	tagsPath = lazyregexp.New(`^/v2/` + namePattern + `/tags/list$`)
 )
 
 // maxManifestFile is the largest manifest storageFiles reads:
@@ -91,15 +87,15 @@ func (s storageFiles) serve(w http.ResponseWriter, r *http.Request) bool {
 	p := r.URL.Path
 	switch {
 	case strings.Contains(p, "/blobs/"):
-		if m := blobPath().FindStringSubmatch(p); m != nil {
+		if m := blobPath.FindStringSubmatch(p); m != nil {
 			return s.serveBlob(w, r, m[1], digest.Digest(m[2]))
 		}
 	case strings.Contains(p, "/manifests/"):
-		if m := manifestPath().FindStringSubmatch(p); m != nil {
+		if m := manifestPath.FindStringSubmatch(p); m != nil {
 			return s.serveManifest(w, r, m[1], m[2])
 		}
 	case strings.HasSuffix(p, "/tags/list"):
-		if m := tagsPath().FindStringSubmatch(p); m != nil && r.Method == http.MethodGet && r.URL.RawQuery == "" {
+		if m := tagsPath.FindStringSubmatch(p); m != nil && r.Method == http.MethodGet && r.URL.RawQuery == "" {
 			return s.serveTags(w, m[1])
 		}
 	}

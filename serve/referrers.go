@@ -7,13 +7,13 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/auth"
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -54,9 +54,7 @@ import (
 
 // referrersPath matches /v2/NAME/referrers/DIGEST (any algorithm, so a
 // sha512 subject gets an empty list rather than distribution's 404).
-var referrersPath = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^/v2/` + namePattern + `/referrers/([a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+)$`)
-})
+var referrersPath = lazyregexp.New(`^/v2/` + namePattern + `/referrers/([a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+)$`)
 
 // referrers answers the referrers API and adds OCI-Subject to manifest
 // PUTs, passing everything else to next.
@@ -91,7 +89,7 @@ func (h *referrers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	switch {
 	case (r.Method == http.MethodGet || r.Method == http.MethodHead) && strings.Contains(p, "/referrers/"):
-		if m := referrersPath().FindStringSubmatch(p); m != nil {
+		if m := referrersPath.FindStringSubmatch(p); m != nil {
 			h.serveReferrers(w, r, m[1], digest.Digest(m[2]))
 			return
 		}

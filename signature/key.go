@@ -37,11 +37,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/ferryhq/ferry/errkind"
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 	sigsig "github.com/sigstore/sigstore/pkg/signature"
 )
 
@@ -95,16 +94,14 @@ type PublicKey struct {
 // kmsRef matches the key references cosign resolves through a KMS
 // (sigstore pkg/signature/kms: awskms://, gcpkms://, azurekms://,
 // hashivault://) or a hardware token (pkcs11:), and k8s:// secrets.
-var kmsRef = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(awskms|gcpkms|azurekms|hashivault|k8s)://|^pkcs11:`)
-})
+var kmsRef = lazyregexp.New(`^(awskms|gcpkms|azurekms|hashivault|k8s)://|^pkcs11:`)
 
 // LoadPublicKey reads a cosign public key file (cosign.pub). A missing,
 // unreadable or malformed file is bad input (exit code 2), and so is a KMS
 // key reference: reading its public key needs the KMS, which an offline
 // check cannot reach; export it once with `cosign public-key --key REF`.
 func LoadPublicKey(path string) (*PublicKey, error) {
-	if kmsRef().MatchString(path) {
+	if kmsRef.MatchString(path) {
 		return nil, errkind.Markf(errkind.BadInput, "%s is a KMS key reference: ferry verifies offline; export the public key with `cosign public-key --key %s > cosign.pub` and pass the file", path, path)
 	}
 	data, err := os.ReadFile(path)

@@ -34,12 +34,12 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"syscall"
 
+	"github.com/ferryhq/ferry/internal/lazyregexp"
 	"github.com/ferryhq/ferry/ociref"
 )
 
@@ -151,7 +151,7 @@ func normalise(s string) (string, bool, error) {
 		return "", false, errors.New("name a registry or repository prefix, without tag or digest")
 	}
 	for _, c := range strings.Split(path, "/") {
-		if !pathComponent().MatchString(c) {
+		if !pathComponent.MatchString(c) {
 			return "", false, fmt.Errorf("%q is not a repository path component", c)
 		}
 	}
@@ -160,7 +160,7 @@ func normalise(s string) (string, bool, error) {
 
 // pathComponent is a repository path component, as
 // github.com/distribution/reference's regexp.go pathComponent writes it.
-var pathComponent = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*$`) })
+var pathComponent = lazyregexp.New(`^[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*$`)
 
 // Locations returns where source (a package source as the lock records
 // it: HOST/PATH, or a repository URL REPO/NAME, possibly behind a

@@ -22,17 +22,17 @@ import (
 // d6d86c224e5899b54f56cbb063b79dc43abc11c2; the URIs are in-toto-golang's
 // in_toto/attestations.go and slsa_provenance/*/provenance.go, and
 // cosign's pkg/cosign/attestation). Any other type is given as its URI.
-var predicateTypes = map[string]string{
-	"custom":           "https://cosign.sigstore.dev/attestation/v1",
-	"slsaprovenance":   SLSAProvenanceV02,
-	"slsaprovenance02": SLSAProvenanceV02,
-	"slsaprovenance1":  SLSAProvenanceV1,
-	"spdx":             "https://spdx.dev/Document",
-	"spdxjson":         "https://spdx.dev/Document",
-	"cyclonedx":        "https://cyclonedx.org/bom",
-	"link":             "https://in-toto.io/Link/v1",
-	"vuln":             "https://cosign.sigstore.dev/attestation/vuln/v1",
-	"openvex":          "https://openvex.dev/ns",
+var predicateTypes = []struct{ name, uri string }{
+	{"custom", "https://cosign.sigstore.dev/attestation/v1"},
+	{"slsaprovenance", SLSAProvenanceV02},
+	{"slsaprovenance02", SLSAProvenanceV02},
+	{"slsaprovenance1", SLSAProvenanceV1},
+	{"spdx", "https://spdx.dev/Document"},
+	{"spdxjson", "https://spdx.dev/Document"},
+	{"cyclonedx", "https://cyclonedx.org/bom"},
+	{"link", "https://in-toto.io/Link/v1"},
+	{"vuln", "https://cosign.sigstore.dev/attestation/vuln/v1"},
+	{"openvex", "https://openvex.dev/ns"},
 }
 
 // SLSA provenance predicate types, the ones whose content (builderId,
@@ -96,13 +96,15 @@ type AttestationRule struct {
 // PredicateTypeURI returns the predicate type URI of a type as a rule
 // writes it: a cosign --type name, or a URI as it is.
 func PredicateTypeURI(typ string) (string, error) {
-	if u, ok := predicateTypes[typ]; ok {
-		return u, nil
+	for _, t := range predicateTypes {
+		if t.name == typ {
+			return t.uri, nil
+		}
 	}
 	if !strings.Contains(typ, ":") {
 		names := make([]string, 0, len(predicateTypes))
-		for n := range predicateTypes {
-			names = append(names, n)
+		for _, t := range predicateTypes {
+			names = append(names, t.name)
 		}
 		sort.Strings(names)
 		return "", fmt.Errorf("type %q is neither a predicate type URI nor one of %s", typ, strings.Join(names, ", "))

@@ -42,7 +42,7 @@ type ProvenanceChecker func(ctx context.Context, f content.Fetcher, root ocispec
 
 var (
 	provenanceMu       sync.RWMutex
-	provenanceCheckers = map[string]ProvenanceChecker{}
+	provenanceCheckers map[string]ProvenanceChecker // made by the first registration
 )
 
 // RegisterProvenance registers the provenance check of the packages whose
@@ -52,6 +52,9 @@ var (
 func RegisterProvenance(configMediaType string, check ProvenanceChecker) {
 	provenanceMu.Lock()
 	defer provenanceMu.Unlock()
+	if provenanceCheckers == nil {
+		provenanceCheckers = map[string]ProvenanceChecker{}
+	}
 	provenanceCheckers[configMediaType] = check
 }
 

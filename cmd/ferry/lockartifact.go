@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,7 +14,7 @@ import (
 // lockArtifactReaders are the commands whose --lock may name a lock
 // artifact in a registry (oci://HOST/REPO:TAG or @sha256:…): they read a
 // lock. ferry lock writes one, so it pushes with --push-lock instead.
-var lockArtifactReaders = map[string]bool{"mirror": true, "verify": true, "install": true, "why": true, "serve": true}
+var lockArtifactReaders = []string{"mirror", "verify", "install", "why", "serve"}
 
 // pullLockArtifact runs before a command: when its --lock names a lock
 // artifact, the lock (with its signature and mirror sidecar) is pulled
@@ -26,7 +27,7 @@ func (g *globalFlags) pullLockArtifact(c *cobra.Command) error {
 	if f == nil || !lock.IsArtifactRef(f.Value.String()) {
 		return nil
 	}
-	if !lockArtifactReaders[c.Name()] {
+	if !slices.Contains(lockArtifactReaders, c.Name()) {
 		return exitcode.BadInput("--lock %s: ferry %s writes its lock to a file; push it with --push-lock %s", f.Value.String(), c.Name(), f.Value.String())
 	}
 	ref := strings.TrimPrefix(f.Value.String(), lock.ArtifactScheme)
