@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/distribution/reference"
+	"github.com/ferryhq/ferry/internal/forked/reference"
 )
 
 // DockerHub is the registry a reference without one names, the Docker way.

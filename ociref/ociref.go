@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/distribution/reference"
+	"github.com/ferryhq/ferry/internal/forked/reference"
 	"github.com/opencontainers/go-digest"
 
 	"github.com/ferryhq/ferry/internal/lazyregexp"

@@ -8,7 +8,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/go-openapi/strfmt"
+	"github.com/ferryhq/ferry/internal/forked/strfmt"
 )
 
 // OperationHandlerFunc an adapter for a function to the [OperationHandler] interface.

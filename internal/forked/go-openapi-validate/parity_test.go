@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/go-openapi/strfmt"
+	realstrfmt "github.com/go-openapi/strfmt"
 	realvalidate "github.com/go-openapi/validate"
 
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-validate"
+	"github.com/ferryhq/ferry/internal/forked/strfmt"
 )
 
 // TestParity holds the copy's value checks (those the rekor models call) to
@@ -51,8 +52,8 @@ func TestParity(t *testing.T) {
 		{"ReadOnly request zero", validate.ReadOnly(req, "id", "body", ""), realvalidate.ReadOnly(realReq, "id", "body", "")},
 		{"ReadOnly response", validate.ReadOnly(resp, "id", "body", "x"), realvalidate.ReadOnly(realResp, "id", "body", "x")},
 		{"ReadOnly none", validate.ReadOnly(context.Background(), "id", "body", "x"), realvalidate.ReadOnly(context.Background(), "id", "body", "x")},
-		{"FormatOf uri", validate.FormatOf("u", "body", "uri", "https://example.com", strfmt.Default), realvalidate.FormatOf("u", "body", "uri", "https://example.com", strfmt.Default)},
-		{"FormatOf bad date-time", validate.FormatOf("t", "body", "date-time", "yesterday", strfmt.Default), realvalidate.FormatOf("t", "body", "date-time", "yesterday", strfmt.Default)},
+		{"FormatOf uri", validate.FormatOf("u", "body", "uri", "https://example.com", strfmt.Default), realvalidate.FormatOf("u", "body", "uri", "https://example.com", realstrfmt.Default)},
+		{"FormatOf bad date-time", validate.FormatOf("t", "body", "date-time", "yesterday", strfmt.Default), realvalidate.FormatOf("t", "body", "date-time", "yesterday", realstrfmt.Default)},
 		{"FormatOf unknown", validate.FormatOf("t", "body", "no-such-format", "x", nil), realvalidate.FormatOf("t", "body", "no-such-format", "x", nil)},
 	} {
 		if got, want := str(c.fork), str(c.real); got != want {

@@ -10,8 +10,8 @@ import (
 	"strings"
 	// ferry: "unicode/utf8" removed with MinLength and MaxLength.
 
+	"github.com/ferryhq/ferry/internal/forked/strfmt"
 	"github.com/go-openapi/errors"
-	"github.com/go-openapi/strfmt"
 	// ferry: "github.com/go-openapi/swag/conv" removed with IsValueValidAgainstRange.
 )
 

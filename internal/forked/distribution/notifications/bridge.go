@@ -4,11 +4,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/distribution/reference"
 	events "github.com/docker/go-events"
 	"github.com/ferryhq/ferry/internal/forked/distribution"
 	"github.com/ferryhq/ferry/internal/forked/distribution/internal/requestutil"
 	"github.com/ferryhq/ferry/internal/forked/distribution/internal/uuid"
+	"github.com/ferryhq/ferry/internal/forked/reference"
 	"github.com/opencontainers/go-digest"
 	v1 "github.com/opencontainers/image-spec/specs-go/v1"
 )

@@ -7,8 +7,8 @@ import (
 
 	"github.com/ferryhq/ferry/internal/forked/distribution"
 
-	"github.com/distribution/reference"
 	"github.com/ferryhq/ferry/internal/forked/distribution/internal/dcontext"
+	"github.com/ferryhq/ferry/internal/forked/reference"
 	"github.com/opencontainers/go-digest"
 	v1 "github.com/opencontainers/image-spec/specs-go/v1"
 )

@@ -17,7 +17,6 @@ import (
 	"sync" // ferry: for registerManifestSchemas
 	"time"
 
-	"github.com/distribution/reference"
 	events "github.com/docker/go-events"
 	"github.com/ferryhq/ferry/internal/forked/distribution"
 	"github.com/ferryhq/ferry/internal/forked/distribution/configuration"
@@ -39,6 +38,7 @@ import (
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/storage/driver/factory"
 	storagemiddleware "github.com/ferryhq/ferry/internal/forked/distribution/registry/storage/driver/middleware"
 	"github.com/ferryhq/ferry/internal/forked/distribution/version"
+	"github.com/ferryhq/ferry/internal/forked/reference"
 	"github.com/gorilla/mux"
 	"github.com/sirupsen/logrus"
 )

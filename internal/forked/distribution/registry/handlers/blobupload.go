@@ -6,11 +6,11 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/distribution/reference"
 	"github.com/ferryhq/ferry/internal/forked/distribution"
 	"github.com/ferryhq/ferry/internal/forked/distribution/internal/dcontext"
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/api/errcode"
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/storage"
+	"github.com/ferryhq/ferry/internal/forked/reference"
 	"github.com/gorilla/handlers"
 	"github.com/opencontainers/go-digest"
 	v1 "github.com/opencontainers/image-spec/specs-go/v1"

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/distribution/reference"
 	"github.com/ferryhq/ferry/internal/forked/distribution"
 	"github.com/ferryhq/ferry/internal/forked/distribution/internal/dcontext"
 	"github.com/ferryhq/ferry/internal/forked/distribution/manifest/manifestlist"
@@ -19,6 +18,7 @@ import (
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/api/errcode"
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/storage"
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/storage/driver"
+	"github.com/ferryhq/ferry/internal/forked/reference"
 	"github.com/gorilla/handlers"
 	"github.com/opencontainers/go-digest"
 	v1 "github.com/opencontainers/image-spec/specs-go/v1"

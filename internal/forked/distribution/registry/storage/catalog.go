@@ -7,8 +7,8 @@ import (
 	"path"
 	"strings"
 
-	"github.com/distribution/reference"
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/storage/driver"
+	"github.com/ferryhq/ferry/internal/forked/reference"
 )
 
 // Returns a list, or partial list, of repositories in the registry.

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/distribution/reference"
 	"github.com/ferryhq/ferry/internal/forked/distribution"
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/storage/driver"
+	"github.com/ferryhq/ferry/internal/forked/reference"
 	"github.com/opencontainers/go-digest"
 	v1 "github.com/opencontainers/image-spec/specs-go/v1"
 )

@@ -5,10 +5,10 @@ import (
 	"regexp"
 	"runtime"
 
-	"github.com/distribution/reference"
 	"github.com/ferryhq/ferry/internal/forked/distribution"
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/storage/cache"
 	storagedriver "github.com/ferryhq/ferry/internal/forked/distribution/registry/storage/driver"
+	"github.com/ferryhq/ferry/internal/forked/reference"
 )
 
 var (

@@ -26,7 +26,7 @@ import (
 
 	"github.com/cyberphone/json-canonicalization/go/src/webpki.org/jsoncanonicalizer"
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/generated/models"
-	"github.com/go-openapi/strfmt"
+	"github.com/ferryhq/ferry/internal/forked/strfmt"
 	"github.com/go-viper/mapstructure/v2"
 	pkitypes "github.com/sigstore/rekor/pkg/pki/pkitypes"
 )

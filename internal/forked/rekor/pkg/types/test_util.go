@@ -19,7 +19,7 @@ package types
 import (
 	"context"
 
-	"github.com/go-openapi/strfmt"
+	"github.com/ferryhq/ferry/internal/forked/strfmt"
 
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/generated/models"
 	pkitypes "github.com/sigstore/rekor/pkg/pki/pkitypes"

@@ -22,7 +22,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/secure-systems-lab/go-securesystemslib/dsse"
+	"github.com/ferryhq/ferry/internal/forked/go-securesystemslib/dsse"
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"

@@ -17,9 +17,9 @@ package bundle
 import (
 	"encoding/base64"
 
+	"github.com/ferryhq/ferry/internal/forked/go-securesystemslib/dsse"
 	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/verify"
 	in_toto "github.com/in-toto/attestation/go/v1"
-	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 

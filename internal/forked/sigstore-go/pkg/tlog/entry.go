@@ -39,7 +39,7 @@ import (
 	hashedrekord_v001 "github.com/ferryhq/ferry/internal/forked/rekor/pkg/types/hashedrekord/v0.0.1"
 	intoto_v002 "github.com/ferryhq/ferry/internal/forked/rekor/pkg/types/intoto/v0.0.2"
 	rekorVerify "github.com/ferryhq/ferry/internal/forked/rekor/pkg/verify"
-	"github.com/go-openapi/strfmt"
+	"github.com/ferryhq/ferry/internal/forked/strfmt"
 	"github.com/go-openapi/swag/conv"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	v1 "github.com/sigstore/protobuf-specs/gen/pb-go/rekor/v1"

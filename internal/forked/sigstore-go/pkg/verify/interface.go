@@ -19,10 +19,10 @@ import (
 	"errors"
 	"time"
 
+	"github.com/ferryhq/ferry/internal/forked/go-securesystemslib/dsse"
 	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/root"
 	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/tlog"
 	in_toto "github.com/in-toto/attestation/go/v1"
-	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 )
 
 var errNotImplemented = errors.New("not implemented")

@@ -29,12 +29,12 @@ import (
 	"os"
 	"slices"
 
+	"github.com/ferryhq/ferry/internal/forked/go-securesystemslib/dsse"
 	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/root"
+	sigdsse "github.com/ferryhq/ferry/internal/forked/sigstore/pkg/signature/dsse"
 	in_toto "github.com/in-toto/attestation/go/v1"
-	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 	v1 "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	"github.com/sigstore/sigstore/pkg/signature"
-	sigdsse "github.com/sigstore/sigstore/pkg/signature/dsse"
 	"github.com/sigstore/sigstore/pkg/signature/options"
 )
 

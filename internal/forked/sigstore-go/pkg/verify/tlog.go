@@ -26,13 +26,13 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/ferryhq/ferry/internal/forked/go-securesystemslib/dsse"
 	rekortilespb "github.com/ferryhq/ferry/internal/forked/rekor-tiles/pkg/generated/protobuf"
 	"github.com/ferryhq/ferry/internal/forked/rekor-tiles/pkg/types/hashedrekord"
 	"github.com/ferryhq/ferry/internal/forked/sigstore-go/internal/limits"
 	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/root"
 	"github.com/ferryhq/ferry/internal/forked/sigstore-go/pkg/tlog"
 	"github.com/ferryhq/ferry/internal/lazyregexp" // ferry: for treeIDSuffixRegex
-	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	"github.com/sigstore/rekor-tiles/v2/pkg/note"
 	rekorVerify "github.com/sigstore/rekor-tiles/v2/pkg/verify"

@@ -5,8 +5,8 @@ import (
 	"regexp"
 	"sync" // ferry: for loadRoutes
 
-	"github.com/distribution/reference"
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/api/errcode"
+	"github.com/ferryhq/ferry/internal/forked/reference"
 	"github.com/opencontainers/go-digest"
 )
 
@@ -1136,7 +1136,7 @@ func makeRouteDescriptors() []RouteDescriptor {
 									Name:        "from",
 									Type:        "query",
 									Format:      "<repository name>",
-									Regexp:      reference.NameRegexp,
+									Regexp:      reference.NameRegexp.Regexp(),
 									Description: `Name of the source repository.`,
 								},
 							},

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/distribution/reference"
+	"github.com/ferryhq/ferry/internal/forked/reference"
 	"github.com/gorilla/mux"
 )
 

@@ -24,8 +24,8 @@ import (
 
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-swag"
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-validate"
+	"github.com/ferryhq/ferry/internal/forked/strfmt"
 	"github.com/go-openapi/errors"
-	"github.com/go-openapi/strfmt"
 )
 
 // ConsistencyProof consistency proof

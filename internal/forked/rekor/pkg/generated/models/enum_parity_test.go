@@ -12,12 +12,20 @@ import (
 	"testing"
 
 	"github.com/go-openapi/strfmt"
+
+	forkstrfmt "github.com/ferryhq/ferry/internal/forked/strfmt"
 	real "github.com/sigstore/rekor/pkg/generated/models"
 
 	fork "github.com/ferryhq/ferry/internal/forked/rekor/pkg/generated/models"
 )
 
-type validatable interface {
+// forkValidatable and realValidatable are a model of the copy and of
+// rekor, each validated against its own strfmt registry.
+type forkValidatable interface {
+	Validate(forkstrfmt.Registry) error
+}
+
+type realValidatable interface {
 	Validate(strfmt.Registry) error
 }
 
@@ -26,29 +34,30 @@ func TestParityEnums(t *testing.T) {
 	formats := []string{"pgp", "minisign", "x509", "ssh", "tuf", "PGP", "cms", ""}
 	operators := []string{"and", "or", "AND", "xor", ""}
 	types := []struct {
-		name       string
-		fork, real func() validatable
-		field      string
-		values     []string
-		extra      string // other required fields, JSON
+		name   string
+		fork   func() forkValidatable
+		real   func() realValidatable
+		field  string
+		values []string
+		extra  string // other required fields, JSON
 	}{
-		{"AlpineV001SchemaPackageHash", func() validatable { return new(fork.AlpineV001SchemaPackageHash) }, func() validatable { return new(real.AlpineV001SchemaPackageHash) }, "algorithm", hash, `"value":"ab"`},
-		{"CoseV001SchemaDataEnvelopeHash", func() validatable { return new(fork.CoseV001SchemaDataEnvelopeHash) }, func() validatable { return new(real.CoseV001SchemaDataEnvelopeHash) }, "algorithm", hash, `"value":"ab"`},
-		{"CoseV001SchemaDataPayloadHash", func() validatable { return new(fork.CoseV001SchemaDataPayloadHash) }, func() validatable { return new(real.CoseV001SchemaDataPayloadHash) }, "algorithm", hash, `"value":"ab"`},
-		{"DSSEV001SchemaEnvelopeHash", func() validatable { return new(fork.DSSEV001SchemaEnvelopeHash) }, func() validatable { return new(real.DSSEV001SchemaEnvelopeHash) }, "algorithm", hash, `"value":"ab"`},
-		{"DSSEV001SchemaPayloadHash", func() validatable { return new(fork.DSSEV001SchemaPayloadHash) }, func() validatable { return new(real.DSSEV001SchemaPayloadHash) }, "algorithm", hash, `"value":"ab"`},
-		{"HashedrekordV001SchemaDataHash", func() validatable { return new(fork.HashedrekordV001SchemaDataHash) }, func() validatable { return new(real.HashedrekordV001SchemaDataHash) }, "algorithm", hash, `"value":"ab"`},
-		{"HelmV001SchemaChartHash", func() validatable { return new(fork.HelmV001SchemaChartHash) }, func() validatable { return new(real.HelmV001SchemaChartHash) }, "algorithm", hash, `"value":"ab"`},
-		{"IntotoV001SchemaContentHash", func() validatable { return new(fork.IntotoV001SchemaContentHash) }, func() validatable { return new(real.IntotoV001SchemaContentHash) }, "algorithm", hash, `"value":"ab"`},
-		{"IntotoV001SchemaContentPayloadHash", func() validatable { return new(fork.IntotoV001SchemaContentPayloadHash) }, func() validatable { return new(real.IntotoV001SchemaContentPayloadHash) }, "algorithm", hash, `"value":"ab"`},
-		{"IntotoV002SchemaContentHash", func() validatable { return new(fork.IntotoV002SchemaContentHash) }, func() validatable { return new(real.IntotoV002SchemaContentHash) }, "algorithm", hash, `"value":"ab"`},
-		{"IntotoV002SchemaContentPayloadHash", func() validatable { return new(fork.IntotoV002SchemaContentPayloadHash) }, func() validatable { return new(real.IntotoV002SchemaContentPayloadHash) }, "algorithm", hash, `"value":"ab"`},
-		{"JarV001SchemaArchiveHash", func() validatable { return new(fork.JarV001SchemaArchiveHash) }, func() validatable { return new(real.JarV001SchemaArchiveHash) }, "algorithm", hash, `"value":"ab"`},
-		{"RekordV001SchemaDataHash", func() validatable { return new(fork.RekordV001SchemaDataHash) }, func() validatable { return new(real.RekordV001SchemaDataHash) }, "algorithm", hash, `"value":"ab"`},
-		{"RpmV001SchemaPackageHash", func() validatable { return new(fork.RpmV001SchemaPackageHash) }, func() validatable { return new(real.RpmV001SchemaPackageHash) }, "algorithm", hash, `"value":"ab"`},
-		{"RekordV001SchemaSignature", func() validatable { return new(fork.RekordV001SchemaSignature) }, func() validatable { return new(real.RekordV001SchemaSignature) }, "format", formats, `"content":"YWI=","publicKey":{"content":"YWI="}`},
-		{"SearchIndexPublicKey", func() validatable { return new(fork.SearchIndexPublicKey) }, func() validatable { return new(real.SearchIndexPublicKey) }, "format", formats, `"content":"YWI="`},
-		{"SearchIndex", func() validatable { return new(fork.SearchIndex) }, func() validatable { return new(real.SearchIndex) }, "operator", operators, `"email":"a@example.com"`},
+		{"AlpineV001SchemaPackageHash", func() forkValidatable { return new(fork.AlpineV001SchemaPackageHash) }, func() realValidatable { return new(real.AlpineV001SchemaPackageHash) }, "algorithm", hash, `"value":"ab"`},
+		{"CoseV001SchemaDataEnvelopeHash", func() forkValidatable { return new(fork.CoseV001SchemaDataEnvelopeHash) }, func() realValidatable { return new(real.CoseV001SchemaDataEnvelopeHash) }, "algorithm", hash, `"value":"ab"`},
+		{"CoseV001SchemaDataPayloadHash", func() forkValidatable { return new(fork.CoseV001SchemaDataPayloadHash) }, func() realValidatable { return new(real.CoseV001SchemaDataPayloadHash) }, "algorithm", hash, `"value":"ab"`},
+		{"DSSEV001SchemaEnvelopeHash", func() forkValidatable { return new(fork.DSSEV001SchemaEnvelopeHash) }, func() realValidatable { return new(real.DSSEV001SchemaEnvelopeHash) }, "algorithm", hash, `"value":"ab"`},
+		{"DSSEV001SchemaPayloadHash", func() forkValidatable { return new(fork.DSSEV001SchemaPayloadHash) }, func() realValidatable { return new(real.DSSEV001SchemaPayloadHash) }, "algorithm", hash, `"value":"ab"`},
+		{"HashedrekordV001SchemaDataHash", func() forkValidatable { return new(fork.HashedrekordV001SchemaDataHash) }, func() realValidatable { return new(real.HashedrekordV001SchemaDataHash) }, "algorithm", hash, `"value":"ab"`},
+		{"HelmV001SchemaChartHash", func() forkValidatable { return new(fork.HelmV001SchemaChartHash) }, func() realValidatable { return new(real.HelmV001SchemaChartHash) }, "algorithm", hash, `"value":"ab"`},
+		{"IntotoV001SchemaContentHash", func() forkValidatable { return new(fork.IntotoV001SchemaContentHash) }, func() realValidatable { return new(real.IntotoV001SchemaContentHash) }, "algorithm", hash, `"value":"ab"`},
+		{"IntotoV001SchemaContentPayloadHash", func() forkValidatable { return new(fork.IntotoV001SchemaContentPayloadHash) }, func() realValidatable { return new(real.IntotoV001SchemaContentPayloadHash) }, "algorithm", hash, `"value":"ab"`},
+		{"IntotoV002SchemaContentHash", func() forkValidatable { return new(fork.IntotoV002SchemaContentHash) }, func() realValidatable { return new(real.IntotoV002SchemaContentHash) }, "algorithm", hash, `"value":"ab"`},
+		{"IntotoV002SchemaContentPayloadHash", func() forkValidatable { return new(fork.IntotoV002SchemaContentPayloadHash) }, func() realValidatable { return new(real.IntotoV002SchemaContentPayloadHash) }, "algorithm", hash, `"value":"ab"`},
+		{"JarV001SchemaArchiveHash", func() forkValidatable { return new(fork.JarV001SchemaArchiveHash) }, func() realValidatable { return new(real.JarV001SchemaArchiveHash) }, "algorithm", hash, `"value":"ab"`},
+		{"RekordV001SchemaDataHash", func() forkValidatable { return new(fork.RekordV001SchemaDataHash) }, func() realValidatable { return new(real.RekordV001SchemaDataHash) }, "algorithm", hash, `"value":"ab"`},
+		{"RpmV001SchemaPackageHash", func() forkValidatable { return new(fork.RpmV001SchemaPackageHash) }, func() realValidatable { return new(real.RpmV001SchemaPackageHash) }, "algorithm", hash, `"value":"ab"`},
+		{"RekordV001SchemaSignature", func() forkValidatable { return new(fork.RekordV001SchemaSignature) }, func() realValidatable { return new(real.RekordV001SchemaSignature) }, "format", formats, `"content":"YWI=","publicKey":{"content":"YWI="}`},
+		{"SearchIndexPublicKey", func() forkValidatable { return new(fork.SearchIndexPublicKey) }, func() realValidatable { return new(real.SearchIndexPublicKey) }, "format", formats, `"content":"YWI="`},
+		{"SearchIndex", func() forkValidatable { return new(fork.SearchIndex) }, func() realValidatable { return new(real.SearchIndex) }, "operator", operators, `"email":"a@example.com"`},
 	}
 	for _, tt := range types {
 		for _, v := range tt.values {
@@ -61,7 +70,7 @@ func TestParityEnums(t *testing.T) {
 				if err := json.Unmarshal(doc, r); err != nil {
 					t.Fatal(err)
 				}
-				got, want := fmt.Sprint(f.Validate(strfmt.Default)), fmt.Sprint(r.Validate(strfmt.Default))
+				got, want := fmt.Sprint(f.Validate(forkstrfmt.Default)), fmt.Sprint(r.Validate(strfmt.Default))
 				if got != want {
 					t.Errorf("%s: fork %q, upstream %q", doc, got, want)
 				}

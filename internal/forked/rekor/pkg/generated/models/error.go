@@ -22,7 +22,7 @@ import (
 	"context"
 
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-swag"
-	"github.com/go-openapi/strfmt"
+	"github.com/ferryhq/ferry/internal/forked/strfmt"
 )
 
 // Error error

@@ -25,8 +25,8 @@ import (
 
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-swag"
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-validate"
+	"github.com/ferryhq/ferry/internal/forked/strfmt"
 	"github.com/go-openapi/errors"
-	"github.com/go-openapi/strfmt"
 )
 
 // LogInfo log info

@@ -26,8 +26,8 @@ import (
 
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-runtime"
 	"github.com/ferryhq/ferry/internal/forked/go-openapi-validate"
+	"github.com/ferryhq/ferry/internal/forked/strfmt"
 	"github.com/go-openapi/errors"
-	"github.com/go-openapi/strfmt"
 )
 
 // ProposedEntry proposed entry

@@ -4,9 +4,9 @@ import (
 	"context"
 	"math"
 
-	"github.com/distribution/reference"
 	"github.com/ferryhq/ferry/internal/forked/distribution"
 	"github.com/ferryhq/ferry/internal/forked/distribution/registry/storage/cache"
+	"github.com/ferryhq/ferry/internal/forked/reference"
 	"github.com/hashicorp/golang-lru/arc/v2"
 	"github.com/opencontainers/go-digest"
 	v1 "github.com/opencontainers/image-spec/specs-go/v1"

@@ -30,18 +30,18 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ferryhq/ferry/internal/forked/go-securesystemslib/dsse"
 	"github.com/ferryhq/ferry/internal/forked/in-toto-golang/in_toto"
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/generated/models"
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/internal/log"
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/pki/x509"
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/types"
 	dsseType "github.com/ferryhq/ferry/internal/forked/rekor/pkg/types/dsse"
-	"github.com/go-openapi/strfmt"
+	sigdsse "github.com/ferryhq/ferry/internal/forked/sigstore/pkg/signature/dsse"
+	"github.com/ferryhq/ferry/internal/forked/strfmt"
 	"github.com/go-openapi/swag/conv"
-	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 	pkitypes "github.com/sigstore/rekor/pkg/pki/pkitypes"
 	"github.com/sigstore/sigstore/pkg/signature"
-	sigdsse "github.com/sigstore/sigstore/pkg/signature/dsse"
 )
 
 const (

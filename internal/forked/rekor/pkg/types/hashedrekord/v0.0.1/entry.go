@@ -29,7 +29,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-openapi/strfmt"
+	"github.com/ferryhq/ferry/internal/forked/strfmt"
 	"github.com/go-openapi/swag/conv"
 
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/generated/models"

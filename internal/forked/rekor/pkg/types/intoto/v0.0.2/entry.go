@@ -30,10 +30,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ferryhq/ferry/internal/forked/go-securesystemslib/dsse"
 	"github.com/ferryhq/ferry/internal/forked/in-toto-golang/in_toto"
-	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 
-	"github.com/go-openapi/strfmt"
+	"github.com/ferryhq/ferry/internal/forked/strfmt"
 	"github.com/go-openapi/swag/conv"
 
 	"github.com/ferryhq/ferry/internal/forked/rekor/pkg/generated/models"
