@@ -223,8 +223,17 @@ func (d *driver) Writer(ctx context.Context, subPath string, append bool) (stora
 	}
 
 	var offset int64
+	// ferry: the writer syncs the file on Close only when it changed it
+	// (dirty): a write, or the truncation of a file that held bytes.
+	// Upstream also syncs a file it created and left empty (an upload's
+	// data file at its POST), which nothing reads before a write: a
+	// resumed upload opens it with O_CREATE (issue 27, W6).
+	dirty := false
 
 	if !append {
+		if fi, err := fp.Stat(); err != nil || fi.Size() > 0 {
+			dirty = true
+		}
 		err := fp.Truncate(0)
 		if err != nil {
 			fp.Close()
@@ -239,7 +248,9 @@ func (d *driver) Writer(ctx context.Context, subPath string, append bool) (stora
 		offset = n
 	}
 
-	return newFileWriter(fp, offset), nil
+	fw := newFileWriter(fp, offset)
+	fw.dirty = dirty
+	return fw, nil
 }
 
 // Stat retrieves the FileInfo for the given path, including the current size
@@ -380,6 +391,7 @@ type fileWriter struct {
 	closed    bool
 	committed bool
 	cancelled bool
+	dirty     bool // ferry: changed by this writer (see Writer)
 }
 
 func newFileWriter(file *os.File, size int64) *fileWriter {
@@ -400,6 +412,7 @@ func (fw *fileWriter) Write(p []byte) (int, error) {
 	}
 	n, err := fw.bw.Write(p)
 	fw.size += int64(n)
+	fw.dirty = fw.dirty || n > 0 // ferry
 	return n, err
 }
 
@@ -427,6 +440,9 @@ func (fw *fileWriter) Close() (retErr error) {
 		return err
 	}
 
+	if !fw.dirty { // ferry: nothing of this writer's to make durable
+		return nil
+	}
 	return fw.file.Sync()
 }
 
