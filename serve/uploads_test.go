@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -62,33 +61,17 @@ func TestUploadHashStates(t *testing.T) {
 				})
 				return offsets
 			}
+			ps := &paritySession{t: t, base: s.URL()}
 			do := func(method, loc string, body []byte, want int) string {
 				t.Helper()
-				u, err := url.Parse(s.URL())
-				if err != nil {
-					t.Fatal(err)
-				}
-				ref, err := url.Parse(loc)
-				if err != nil {
-					t.Fatal(err)
-				}
-				req, err := http.NewRequest(method, u.ResolveReference(ref).String(), bytes.NewReader(body))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if body != nil {
-					req.Header.Set("Content-Type", "application/octet-stream")
-				}
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
+				resp, b := ps.do(method, method, loc, map[string]string{"Content-Type": "application/octet-stream"}, body)
 				if resp.StatusCode != want {
 					t.Fatalf("%s %s: %d %s, want %d", method, loc, resp.StatusCode, b, want)
 				}
-				return resp.Header.Get("Location")
+				if want == http.StatusAccepted {
+					return ps.location(resp)
+				}
+				return ""
 			}
 			loc := do(http.MethodPost, "/v2/app/blobs/uploads/", nil, http.StatusAccepted)
 			if got := states(); !slices.Equal(got, tc.states[0]) {
@@ -105,13 +88,7 @@ func TestUploadHashStates(t *testing.T) {
 				sep = "&"
 			}
 			do(http.MethodPut, loc+sep+"digest="+url.QueryEscape(dgst), nil, http.StatusCreated)
-			u, _ := url.Parse(s.URL())
-			resp, err := http.Get(u.JoinPath("/v2/app/blobs/", dgst).String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			_, got := ps.do("get", http.MethodGet, "/v2/app/blobs/"+dgst, nil, nil)
 			if !bytes.Equal(got, all) {
 				t.Errorf("blob holds %d bytes, want the %d uploaded", len(got), len(all))
 			}
