@@ -16,10 +16,11 @@ import (
 
 // init registers what each format adds to the lock, trust and mirror-set
 // packages: lock fields and sections, provenance checks, lock inputs.
-// One initialiser here, with each format's small Register inlined into
-// it, rather than one in each format's folder: every initialiser reads
-// the page of machine code around it from the binary at each start of
-// every command, which `ferry version`'s peak RSS counted (issue 29).
+// One initialiser here rather than one in each format's folder: every
+// initialiser reads the page of machine code around it from the binary
+// at each start of every command, which `ferry version`'s peak RSS
+// counted (issue 29). The one-call Registers (crossplane, images,
+// porter) are inlined here; helm's, kudo's and mixin's are called.
 func init() {
 	crossplane.Register()
 	helm.Register()

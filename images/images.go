@@ -30,9 +30,9 @@ import (
 )
 
 // Register declares what the format adds to the pipeline's packages
-// (see package formats, whose one initialiser calls it, inlined: an
-// initialiser here would read in a page of this package's machine code
-// at every start of every command). Calling it again changes nothing.
+// (package formats' one initialiser calls it: an initialiser here would
+// read in one more page of machine code at every start of every
+// command). Calling it again changes nothing.
 // For images: the lock field platforms.
 func Register() { lock.RegisterAttribute(resolve.AttributePlatform) }
 

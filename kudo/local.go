@@ -23,9 +23,9 @@ import (
 const LockSection = "kudo"
 
 // Register declares what the format adds to the pipeline's packages
-// (see package formats, whose one initialiser calls it, inlined: an
-// initialiser here would read in a page of this package's machine code
-// at every start of every command). Calling it again changes nothing.
+// (package formats' one initialiser calls it: an initialiser here would
+// read in one more page of machine code at every start of every
+// command). Calling it again changes nothing.
 // For KUDO: its lock field tarballDigest and its lock section.
 func Register() {
 	lock.RegisterAttribute(AttributeTarballDigest)

@@ -200,9 +200,9 @@ func checkFeedURL(raw string) error {
 }
 
 // Register declares what the format adds to the pipeline's packages
-// (see package formats, whose one initialiser calls it, inlined: an
-// initialiser here would read in a page of this package's machine code
-// at every start of every command). Calling it again changes nothing.
+// (package formats' one initialiser calls it: an initialiser here would
+// read in one more page of machine code at every start of every
+// command). Calling it again changes nothing.
 // For mixins: the lock section, which lock.Parse checks (a malformed
 // `mixins:` fails when the lock is read), and where a signed lock's
 // sidecar records that mixins were mirrored.

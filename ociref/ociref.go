@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ferryhq/ferry/internal/forked/reference"
 	"github.com/opencontainers/go-digest"
 
+	"github.com/ferryhq/ferry/internal/forked/reference"
 	"github.com/ferryhq/ferry/internal/lazyregexp"
 )
 

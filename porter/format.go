@@ -50,9 +50,9 @@ func (Reader) CheckSections(m *mirrorset.MirrorSet) error {
 }
 
 // Register declares what the format adds to the pipeline's packages
-// (see package formats, whose one initialiser calls it, inlined: an
-// initialiser here would read in a page of this package's machine code
-// at every start of every command). Calling it again changes nothing.
+// (package formats' one initialiser calls it: an initialiser here would
+// read in one more page of machine code at every start of every
+// command). Calling it again changes nothing.
 // For Porter: the version strategy $FERRY_VERSION_STRATEGY gives, when
 // ferry.yaml and the flags set none, changes what resolves: it is an
 // input of the lock (a lock resolved under another strategy is stale).
