@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -77,6 +78,15 @@ func (buh *blobUploadHandler) StartBlobUpload(w http.ResponseWriter, r *http.Req
 		}
 	}
 
+	// ferry: the distribution spec's single-request push (POST ?digest=D
+	// with the blob as its body), which upstream ignores: it opens a
+	// session and answers 202, and the client sends the blob again. See
+	// completeSinglePost.
+	if mountDigest == "" && r.ContentLength > 0 && r.FormValue("digest") != "" {
+		buh.completeSinglePost(w, r)
+		return
+	}
+
 	blobs := buh.Repository.Blobs(buh)
 	upload, err := blobs.Create(buh, options...)
 	if err != nil {
@@ -101,6 +111,69 @@ func (buh *blobUploadHandler) StartBlobUpload(w http.ResponseWriter, r *http.Req
 
 	w.Header().Set("Docker-Upload-UUID", buh.Upload.ID())
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// singlePostBuffered is the largest single-request push that
+// completeSinglePost reads into memory and stores without an upload
+// session (the size of ferry's client's MonolithicMax).
+const singlePostBuffered = 1 << 20 // ferry
+
+// completeSinglePost completes a single-request push: POST
+// /v2/NAME/blobs/uploads/?digest=D with Content-Length and the blob as its
+// body, answered 201 Created with the blob's Location, as PUT completes a
+// session (opencontainers/distribution-spec spec.md, "Single POST"; the
+// spec's conformance test accepts 201 or 202). ferry: not upstream, which
+// answers 202 with a session and ignores the body.
+//
+// A blob of at most singlePostBuffered bytes under the canonical digest is
+// checked against D and stored as a manifest is (linkedBlobStore.Put): no
+// session's start time, data file or hash states are written, synced and
+// removed. Any other goes through a session within this request, with
+// PutBlobUploadComplete's checks and errors.
+func (buh *blobUploadHandler) completeSinglePost(w http.ResponseWriter, r *http.Request) {
+	dgst, err := digest.Parse(r.FormValue("digest"))
+	if err != nil {
+		buh.Errors = append(buh.Errors, errcode.ErrorCodeDigestInvalid.WithDetail("digest parsing failed"))
+		return
+	}
+	blobs := buh.Repository.Blobs(buh)
+	if r.ContentLength > singlePostBuffered || dgst.Algorithm() != digest.Canonical {
+		upload, err := blobs.Create(buh)
+		if err != nil {
+			if err == distribution.ErrUnsupported {
+				buh.Errors = append(buh.Errors, errcode.ErrorCodeUnsupported)
+			} else {
+				buh.Errors = append(buh.Errors, errcode.ErrorCodeUnknown.WithDetail(err))
+			}
+			return
+		}
+		buh.Upload = upload
+		buh.PutBlobUploadComplete(w, r)
+		return
+	}
+	p := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(r.Body, p); err != nil {
+		buh.Errors = append(buh.Errors, errcode.ErrorCodeUnknown.WithDetail(err.Error()))
+		return
+	}
+	if digest.FromBytes(p) != dgst {
+		buh.Errors = append(buh.Errors, errcode.ErrorCodeDigestInvalid.WithDetail(distribution.ErrBlobInvalidDigest{
+			Digest: dgst, Reason: fmt.Errorf("content does not match digest"),
+		}))
+		return
+	}
+	desc, err := blobs.Put(buh, "application/octet-stream", p)
+	if err != nil {
+		if err == distribution.ErrAccessDenied {
+			buh.Errors = append(buh.Errors, errcode.ErrorCodeDenied)
+		} else {
+			buh.Errors = append(buh.Errors, errcode.ErrorCodeUnknown.WithDetail(err))
+		}
+		return
+	}
+	if err := buh.writeBlobCreatedHeaders(w, desc); err != nil {
+		buh.Errors = append(buh.Errors, errcode.ErrorCodeUnknown.WithDetail(err))
+	}
 }
 
 // GetUploadStatus returns the status of a given upload, identified by id.
