@@ -70,6 +70,8 @@ type monoGate struct {
 type monoHost struct {
 	support MonolithicSupport
 	probing bool
+	// probed is closed when the probe in flight ends (nil when none is).
+	probed chan struct{}
 }
 
 func newMonoGate() *monoGate { return &monoGate{hosts: map[string]*monoHost{}} }
@@ -124,8 +126,33 @@ func ClaimMonolithicProbe(repo *remote.Repository) bool {
 	if h.support != MonolithicUnknown || h.probing {
 		return false
 	}
-	h.probing = true
+	h.probing, h.probed = true, make(chan struct{})
 	return true
+}
+
+// AwaitMonolithicProbe waits until no probe of repo's registry is in
+// flight (ClaimMonolithicProbe), or ctx ends, and reports what the run
+// then knows of its single-request uploads: a push that began while the
+// probe was under way learns its answer instead of opening a session,
+// one round trip at the start of a run.
+func AwaitMonolithicProbe(ctx context.Context, repo *remote.Repository) MonolithicSupport {
+	g := monoGateOf(repo)
+	if g == nil {
+		return MonolithicUnsupported
+	}
+	g.mu.Lock()
+	h := g.host(repo.Reference.Host())
+	probed := h.probed
+	g.mu.Unlock()
+	if probed != nil {
+		select {
+		case <-probed:
+		case <-ctx.Done():
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return h.support
 }
 
 // ReleaseMonolithicProbe ends the probe claimed by ClaimMonolithicProbe:
@@ -134,7 +161,11 @@ func ClaimMonolithicProbe(repo *remote.Repository) bool {
 func ReleaseMonolithicProbe(repo *remote.Repository) {
 	if g := monoGateOf(repo); g != nil {
 		g.mu.Lock()
-		g.host(repo.Reference.Host()).probing = false
+		h := g.host(repo.Reference.Host())
+		if h.probing {
+			close(h.probed)
+		}
+		h.probing, h.probed = false, nil
 		g.mu.Unlock()
 	}
 }

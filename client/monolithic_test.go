@@ -5,8 +5,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"sync"
 	"testing"
 
@@ -15,31 +13,35 @@ import (
 
 	"github.com/ferryhq/ferry/client"
 	"github.com/ferryhq/ferry/internal/registrytest"
+	"github.com/ferryhq/ferry/serve"
 )
 
 // TestPushMonolithic pushes blobs by a POST carrying the blob
 // (distribution-spec "Single POST") to a registry that completes it (201:
-// a front giving distribution the POST and then the PUT, as zot answers),
-// to distribution itself (202: the blob ignored, a session opened) and to
-// one that refuses it (400). PushMonolithic returns no session after a
-// 201, the 202's own session, or a new one after a 400; the blob is in
-// the registry once that session's Put completes; the answer is
-// remembered for the host, and the probe is claimed once at a time.
+// ferry serve, as zot), to distribution itself (202: the blob ignored, a
+// session opened) and to one that refuses it (400). PushMonolithic
+// returns no session after a 201, the 202's own session, or a new one
+// after a 400; the blob is in the registry once that session's Put
+// completes; the answer is remembered for the host, the probe is claimed
+// once at a time, and AwaitMonolithicProbe returns the answer once the
+// probe ends.
 func TestPushMonolithic(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name string
 		// answer is the front's status for a POST carrying a blob;
-		// 0 passes it to distribution.
+		// 0 passes it to the registry: distribution, or ferry serve
+		// where ferryServe is set.
 		answer      int
+		ferryServe  bool
 		wantSession bool
 		want        client.MonolithicSupport
 		// wantPOSTs are the upload POSTs the registry receives.
 		wantPOSTs int
 	}{
-		{"completed", http.StatusCreated, false, client.MonolithicSupported, 1},
-		{"ignored (distribution)", 0, true, client.MonolithicUnsupported, 1},
-		{"refused", http.StatusBadRequest, true, client.MonolithicUnsupported, 2},
+		{"completed (ferry serve)", 0, true, false, client.MonolithicSupported, 1},
+		{"ignored (distribution)", 0, false, true, client.MonolithicUnsupported, 1},
+		{"refused", http.StatusBadRequest, false, true, client.MonolithicUnsupported, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,28 +59,11 @@ func TestPushMonolithic(t *testing.T) {
 						next.ServeHTTP(w, r)
 						return
 					}
-					if tt.answer != http.StatusCreated {
-						w.Header().Set("Content-Type", "application/json")
-						w.WriteHeader(tt.answer)
-						_, _ = io.WriteString(w, `{"errors":[{"code":"BLOB_UPLOAD_INVALID","message":"refused by the test"}]}`)
-						return
-					}
-					post := r.Clone(r.Context())
-					post.URL.RawQuery, post.Body, post.ContentLength = "", http.NoBody, 0
-					rec := httptest.NewRecorder()
-					next.ServeHTTP(rec, post)
-					loc, err := url.Parse(rec.Header().Get("Location"))
-					if rec.Code != http.StatusAccepted || err != nil {
-						w.WriteHeader(http.StatusInternalServerError)
-						return
-					}
-					lq := loc.Query()
-					lq.Set("digest", q.Get("digest"))
-					put := r.Clone(r.Context())
-					put.Method, put.URL.Path, put.URL.RawQuery, put.RequestURI = http.MethodPut, loc.Path, lq.Encode(), ""
-					next.ServeHTTP(w, put)
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(tt.answer)
+					_, _ = io.WriteString(w, `{"errors":[{"code":"BLOB_UPLOAD_INVALID","message":"refused by the test"}]}`)
 				})
-			}))
+			}), func(o *serve.Options) { o.DistributionOnly = !tt.ferryServe })
 			c := registrytest.Client(t)
 			repo := registrytest.Repository(t, c, reg.Host+"/single/blob")
 			if got := client.MonolithicUploads(repo); got != client.MonolithicUnknown {
@@ -90,12 +75,29 @@ func TestPushMonolithic(t *testing.T) {
 			if client.ClaimMonolithicProbe(repo) {
 				t.Fatal("a second probe was granted while the first is under way")
 			}
+			// A push that finds the probe under way waits for its
+			// answer, unless its context ends first.
+			cancelled, cancel := context.WithCancel(ctx)
+			cancel()
+			if got := client.AwaitMonolithicProbe(cancelled, repo); got != client.MonolithicUnknown {
+				t.Errorf("awaited with an ended context: %v, want unknown", got)
+			}
+			awaited := make(chan client.MonolithicSupport, 1)
+			go func() { awaited <- client.AwaitMonolithicProbe(ctx, repo) }()
 			b := []byte("a blob pushed in one request " + tt.name)
 			desc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageLayer, Digest: digest.FromBytes(b), Size: int64(len(b))}
 			up, err := client.PushMonolithic(ctx, repo, desc, b)
+			select {
+			case got := <-awaited:
+				t.Fatalf("the wait ended (%v) before the probe did", got)
+			default:
+			}
 			client.ReleaseMonolithicProbe(repo)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if got := <-awaited; got != tt.want {
+				t.Errorf("awaited %v, want %v", got, tt.want)
 			}
 			if (up != nil) != tt.wantSession {
 				t.Fatalf("session %v, want %v", up != nil, tt.wantSession)

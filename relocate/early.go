@@ -63,32 +63,49 @@ func (e *earlyUploads) mount(d digest.Digest) {
 // pushSingle reports whether desc's push goes in one request, and marks
 // it so: the registry is known to complete single-request uploads, or
 // its answer is unknown and desc is small enough to be the probe, which
-// no other push is (client.ClaimMonolithicProbe).
-func (e *earlyUploads) pushSingle(desc ocispec.Descriptor) bool {
-	if desc.Size > client.MonolithicMax {
+// no other push is (client.ClaimMonolithicProbe). A push that finds
+// another's probe under way waits for its answer (one round trip, once
+// per registry and run) rather than open a session the answer may make
+// needless.
+func (e *earlyUploads) pushSingle(ctx context.Context, desc ocispec.Descriptor) bool {
+	if desc.Size > client.MonolithicMax || !e.mayPushSingle(desc.Digest) {
 		return false
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.mounting[desc.Digest] || e.m[desc.Digest] != nil {
-		return false
-	}
-	if _, ok := e.single[desc.Digest]; ok {
-		return true
 	}
 	probe := false
 	switch client.MonolithicUploads(e.repo) {
 	case client.MonolithicSupported:
 	case client.MonolithicUnknown:
-		if desc.Size > client.MonolithicProbeMax || !client.ClaimMonolithicProbe(e.repo) {
+		if desc.Size <= client.MonolithicProbeMax && client.ClaimMonolithicProbe(e.repo) {
+			probe = true
+		} else if client.AwaitMonolithicProbe(ctx, e.repo) != client.MonolithicSupported {
 			return false
 		}
-		probe = true
 	default:
 		return false
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.single[desc.Digest]; ok || e.mounting[desc.Digest] || e.m[desc.Digest] != nil {
+		// Marked, mounted or given a session meanwhile.
+		if probe {
+			client.ReleaseMonolithicProbe(e.repo)
+		}
+		_, ok := e.single[desc.Digest]
+		return ok
+	}
 	e.single[desc.Digest] = probe
 	return true
+}
+
+// mayPushSingle reports whether d may be pushed in one request: it is
+// neither being mounted nor given an early session.
+func (e *earlyUploads) mayPushSingle(d digest.Digest) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.single[d]; ok {
+		return true
+	}
+	return !e.mounting[d] && e.m[d] == nil
 }
 
 // takeSingle reports whether d's push goes in one request, and whether
@@ -216,7 +233,7 @@ func (s earlySource) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.Rea
 	if isManifest(desc.MediaType) {
 		return s.ReadOnlyStorage.Fetch(ctx, desc)
 	}
-	if s.early.pushSingle(desc) {
+	if s.early.pushSingle(ctx, desc) {
 		rc, err := s.ReadOnlyStorage.Fetch(ctx, desc)
 		if err != nil {
 			s.early.dropSingle(desc.Digest)

@@ -331,9 +331,11 @@ func paritySequence(s *paritySession) {
 	s.do("tags of unknown repository", "GET", "/v2/parity/nothing/tags/list", nil, nil)
 	s.do("manifest of unknown repository", "GET", "/v2/parity/nothing/manifests/latest", nil, nil)
 
-	// The spec's optional single-request push (POST with digest and
-	// body), which distribution answers with an upload session (202).
-	resp, _ := s.do("single POST push", "POST", "/v2/parity/a/blobs/uploads/?digest="+d1.String(), octet, layer1)
+	// A POST with a digest and no body: a session (202), as a plain POST.
+	// (With the blob as its body, the spec's single-request push, ferry
+	// serve completes it where distribution opens a session:
+	// TestSinglePostPush.)
+	resp, _ := s.do("POST with a digest, no body", "POST", "/v2/parity/a/blobs/uploads/?digest="+d1.String(), nil, nil)
 	s.do("cancel that upload", "DELETE", s.location(resp), nil, nil)
 
 	// Monolithic push (POST, then one PUT with the whole blob), and the
@@ -479,7 +481,7 @@ func TestParityWithUpstream(t *testing.T) {
 				"get unknown blob":                       "404 BLOB_UNKNOWN",
 				"tags of unknown repository":             "404 NAME_UNKNOWN",
 				"manifest of unknown repository":         "404 MANIFEST_UNKNOWN",
-				"single POST push":                       "202",
+				"POST with a digest, no body":            "202",
 				"monolithic push of the layer":           "201",
 				"first chunk":                            "202",
 				"upload status":                          "204",

@@ -81,8 +81,9 @@ type Options struct {
 	// neither TLS nor authentication.
 	Insecure bool
 	// DistributionOnly serves distribution's API alone, without what
-	// ferry adds for OCI 1.1 (the referrers API and the OCI-Subject
-	// header, referrers.go): a registry as plain CNCF distribution v3
+	// ferry adds (the referrers API and the OCI-Subject header of OCI 1.1,
+	// referrers.go; single-request pushes completed, which distribution
+	// answers with a session): a registry as plain CNCF distribution v3
 	// answers, for tests of clients against one (internal/registrytest).
 	DistributionOnly bool
 	// Extra maps URL path prefixes (such as "/mixins/") to handlers served
@@ -180,6 +181,13 @@ func Handler(ctx context.Context, opts Options) (*handlers.App, error) {
 		}()
 		app = handlers.NewApp(ctx, cfg)
 	}()
+	if app != nil {
+		// The distribution spec's single-request push, which ferry's
+		// client sends its small blobs by (client.PushMonolithic):
+		// completed in one request instead of a session's two
+		// (internal/forked/distribution UPSTREAM.md, patch 8).
+		app.SinglePostPush = !opts.DistributionOnly
+	}
 	return app, perr
 }
 

@@ -99,6 +99,13 @@ type App struct {
 	cancel context.CancelFunc
 
 	purgerDone <-chan struct{}
+
+	// SinglePostPush, when set, makes the App complete the distribution
+	// spec's single-request pushes (POST ?digest=D with the blob; see
+	// blobupload.go completeSinglePost); unset, it answers them as
+	// upstream does, with a session (202). ferry: added; ferry serve sets
+	// it before serving.
+	SinglePostPush bool
 }
 
 // registerManifestSchemas registers, once, the manifest unmarshallers of the

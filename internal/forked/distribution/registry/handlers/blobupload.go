@@ -81,8 +81,8 @@ func (buh *blobUploadHandler) StartBlobUpload(w http.ResponseWriter, r *http.Req
 	// ferry: the distribution spec's single-request push (POST ?digest=D
 	// with the blob as its body), which upstream ignores: it opens a
 	// session and answers 202, and the client sends the blob again. See
-	// completeSinglePost.
-	if mountDigest == "" && r.ContentLength > 0 && r.FormValue("digest") != "" {
+	// completeSinglePost; only where the App's SinglePostPush is set.
+	if buh.SinglePostPush && mountDigest == "" && r.ContentLength > 0 && r.FormValue("digest") != "" {
 		buh.completeSinglePost(w, r)
 		return
 	}
@@ -113,10 +113,10 @@ func (buh *blobUploadHandler) StartBlobUpload(w http.ResponseWriter, r *http.Req
 	w.WriteHeader(http.StatusAccepted)
 }
 
-// singlePostBuffered is the largest single-request push that
+// SinglePostBuffered is the largest single-request push that
 // completeSinglePost reads into memory and stores without an upload
 // session (the size of ferry's client's MonolithicMax).
-const singlePostBuffered = 1 << 20 // ferry
+const SinglePostBuffered = 1 << 20 // ferry
 
 // completeSinglePost completes a single-request push: POST
 // /v2/NAME/blobs/uploads/?digest=D with Content-Length and the blob as its
@@ -125,7 +125,7 @@ const singlePostBuffered = 1 << 20 // ferry
 // spec's conformance test accepts 201 or 202). ferry: not upstream, which
 // answers 202 with a session and ignores the body.
 //
-// A blob of at most singlePostBuffered bytes under the canonical digest is
+// A blob of at most SinglePostBuffered bytes under the canonical digest is
 // checked against D and stored as a manifest is (linkedBlobStore.Put): no
 // session's start time, data file or hash states are written, synced and
 // removed. Any other goes through a session within this request, with
@@ -137,7 +137,7 @@ func (buh *blobUploadHandler) completeSinglePost(w http.ResponseWriter, r *http.
 		return
 	}
 	blobs := buh.Repository.Blobs(buh)
-	if r.ContentLength > singlePostBuffered || dgst.Algorithm() != digest.Canonical {
+	if r.ContentLength > SinglePostBuffered || dgst.Algorithm() != digest.Canonical {
 		upload, err := blobs.Create(buh)
 		if err != nil {
 			if err == distribution.ErrUnsupported {
@@ -149,6 +149,13 @@ func (buh *blobUploadHandler) completeSinglePost(w http.ResponseWriter, r *http.
 		}
 		buh.Upload = upload
 		buh.PutBlobUploadComplete(w, r)
+		if len(buh.Errors) > 0 {
+			// Refused (as a PUT into it is, and left open by that), the
+			// session is removed: no client knows its location.
+			if u, err := blobs.Resume(buh, upload.ID()); err == nil {
+				_ = u.Cancel(buh)
+			}
+		}
 		return
 	}
 	p := make([]byte, r.ContentLength)
