@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/registry/remote"
@@ -130,11 +131,19 @@ func ClaimMonolithicProbe(repo *remote.Repository) bool {
 	return true
 }
 
+// MonolithicProbeWait is how long AwaitMonolithicProbe waits for the
+// probe's answer.
+const MonolithicProbeWait = time.Second
+
 // AwaitMonolithicProbe waits until no probe of repo's registry is in
-// flight (ClaimMonolithicProbe), or ctx ends, and reports what the run
-// then knows of its single-request uploads: a push that began while the
-// probe was under way learns its answer instead of opening a session,
-// one round trip at the start of a run.
+// flight (ClaimMonolithicProbe), at most MonolithicProbeWait or until ctx
+// ends, and reports what the run then knows of its single-request
+// uploads: a push that began while the probe was under way learns its
+// answer (about one round trip, at the start of a run) instead of opening
+// a session. A probe slower than that (a stalled registry, or one that
+// holds a session's answer until other content arrives) lets the pushes
+// waiting on it go by sessions, so that none waits long on another's
+// answer.
 func AwaitMonolithicProbe(ctx context.Context, repo *remote.Repository) MonolithicSupport {
 	g := monoGateOf(repo)
 	if g == nil {
@@ -145,10 +154,13 @@ func AwaitMonolithicProbe(ctx context.Context, repo *remote.Repository) Monolith
 	probed := h.probed
 	g.mu.Unlock()
 	if probed != nil {
+		t := time.NewTimer(MonolithicProbeWait)
 		select {
 		case <-probed:
+		case <-t.C:
 		case <-ctx.Done():
 		}
+		t.Stop()
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
