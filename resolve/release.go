@@ -160,20 +160,25 @@ type taggedEntry struct {
 	err  error
 }
 
-// resolveTag resolves source:tag once per resolution, from a manifest the
-// resolver already read under that tag when there is one. With read, a
+// resolveTag resolves source:tag once per resolution, from the
+// resolver's own read of that tag when it reads it anyway (read, being
+// read, or chosen by a tag selection: whether the check or the root's
+// visit gets there first, one read serves both; otherwise the check
+// would HEAD a tag its root's read then GETs). With read, a
 // tag not read yet is fetched whole (GET, its bytes checked against the
 // digest the registry names) instead of resolved (HEAD), for a caller
 // that reads the manifest next; when that read fails, the tag is
 // resolved as without read.
 func (r *resolver) resolveTag(ctx context.Context, repo format.Repository, source, tag string, read bool) (*taggedEntry, error) {
 	r.mu.Lock()
-	fe := r.fetches[source+"@"+tag]
+	fe, selected := r.fetches[source+"@"+tag], r.selected[source+"@"+tag]
 	r.mu.Unlock()
-	if fe != nil {
-		fe.once.Do(func() {}) // wait for a read in flight
-		if fe.err == nil {
-			return &taggedEntry{desc: fe.desc}, nil
+	if fe != nil || selected {
+		// A tag this resolution reads anyway (read, being read, or
+		// chosen by a tag selection and not yet begun): that read
+		// serves the check, whichever of the two starts it.
+		if e, err := r.fetch(ctx, source, choice{tag: tag}); err == nil {
+			return &taggedEntry{desc: e.desc}, nil
 		}
 	}
 	v, _ := r.released.LoadOrStore(source+":"+tag, &taggedEntry{})

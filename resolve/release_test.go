@@ -159,7 +159,9 @@ func TestReleaseRollback(t *testing.T) {
 // costs the source: within a minor line the lower release's manifest is
 // read by one GET of its tag (no HEAD first), each image's config is read
 // once however many checks need its date, a lower release in another
-// minor line costs one HEAD, and every config read is handed to
+// minor line costs one HEAD unless the resolution reads it anyway (2.0.1,
+// below 2.1.0, is selected too: in whatever order the roots' reads and
+// the checks run, no HEAD), and every config read is handed to
 // Options.Blobs under the source, for a mirror run's copy.
 func TestReleaseRollbackRequests(t *testing.T) {
 	ctx := context.Background()

@@ -147,7 +147,7 @@ func Resolve(ctx context.Context, roots []Root, opts Options) (*Graph, error) {
 		opts.Concurrency = DefaultConcurrency
 	}
 	opts.Progress = progress.Or(opts.Progress)
-	r := &resolver{opts: opts, fetches: map[string]*fetchEntry{}, tags: map[string]*tagEntry{}, queued: map[string]bool{}, done: map[string]bool{},
+	r := &resolver{opts: opts, fetches: map[string]*fetchEntry{}, selected: map[string]bool{}, tags: map[string]*tagEntry{}, queued: map[string]bool{}, done: map[string]bool{},
 		slots: make(chan struct{}, opts.Concurrency), prefetched: map[string]bool{}, extra: map[string][]format.Dependency{}}
 	// Reads ahead (prefetch.go) end with the resolution: none is left
 	// running, or sending requests, once Resolve returns.
@@ -339,6 +339,9 @@ type resolver struct {
 	opts    Options
 	mu      sync.Mutex
 	fetches map[string]*fetchEntry // "REPO@OBJECT"
+	// selected holds the tags a tag selection chose, "REPO@TAG": each is
+	// read as a root of its own.
+	selected map[string]bool
 	tags    map[string]*tagEntry   // "REPO"
 	// released holds the tags resolved for the rollback check
 	// (release.go), "REPO:TAG", each read once.

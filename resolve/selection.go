@@ -244,6 +244,11 @@ func (r *resolver) selectTags(ctx context.Context, roots []Root) ([]Root, error)
 				return nil, &NoTagSelectedError{Source: src, Selection: root.Select.String(), Tags: all}
 			}
 		}
+		r.mu.Lock()
+		for _, t := range tags {
+			r.selected[src+"@"+t] = true
+		}
+		r.mu.Unlock()
 		for _, t := range tags {
 			add(Root{Ref: ref.Repo() + ":" + t, Format: root.Format, Kind: root.Kind, Platform: root.Platform, selected: root.Ref})
 		}
