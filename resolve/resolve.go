@@ -342,7 +342,7 @@ type resolver struct {
 	// selected holds the tags a tag selection chose, "REPO@TAG": each is
 	// read as a root of its own.
 	selected map[string]bool
-	tags    map[string]*tagEntry   // "REPO"
+	tags     map[string]*tagEntry // "REPO"
 	// released holds the tags resolved for the rollback check
 	// (release.go), "REPO:TAG", each read once.
 	released sync.Map
