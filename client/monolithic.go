@@ -70,8 +70,8 @@ type monoGate struct {
 
 type monoHost struct {
 	support MonolithicSupport
-	probing bool
-	// probed is closed when the probe in flight ends (nil when none is).
+	// probed is the probe in flight, closed when it ends; nil when none
+	// is.
 	probed chan struct{}
 }
 
@@ -124,10 +124,10 @@ func ClaimMonolithicProbe(repo *remote.Repository) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	h := g.host(repo.Reference.Host())
-	if h.support != MonolithicUnknown || h.probing {
+	if h.support != MonolithicUnknown || h.probed != nil {
 		return false
 	}
-	h.probing, h.probed = true, make(chan struct{})
+	h.probed = make(chan struct{})
 	return true
 }
 
@@ -174,10 +174,10 @@ func ReleaseMonolithicProbe(repo *remote.Repository) {
 	if g := monoGateOf(repo); g != nil {
 		g.mu.Lock()
 		h := g.host(repo.Reference.Host())
-		if h.probing {
+		if h.probed != nil {
 			close(h.probed)
+			h.probed = nil
 		}
-		h.probing, h.probed = false, nil
 		g.mu.Unlock()
 	}
 }
