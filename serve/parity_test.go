@@ -129,21 +129,9 @@ func upstreamApp(ctx context.Context, opts Options) (registryApp, error) {
 // opts' settings, ferry serve around the real upstream handlers.
 func startBoth(t *testing.T, opts Options) (fork, upstream *Server) {
 	t.Helper()
-	start := func(build func(context.Context, Options) (registryApp, error)) *Server {
-		prev := newApp
-		newApp = build
-		defer func() { newApp = prev }()
-		o := opts
-		o.Root = t.TempDir()
-		o.Addr = "127.0.0.1:0"
-		s, err := Start(context.Background(), o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}
-	return start(newApp), start(upstreamApp)
+	fork, _ = startWith(t, newApp, opts)
+	upstream, _ = startWith(t, upstreamApp, opts)
+	return fork, upstream
 }
 
 // TestConfigurationMatchesUpstream pins the copied configuration package to

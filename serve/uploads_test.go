@@ -36,15 +36,7 @@ func TestUploadHashStates(t *testing.T) {
 		{"upstream", upstreamApp, [][]string{{"0"}, {"0", "1000"}, {"0", "1000", "1024"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			prev := newApp
-			newApp = tc.build
-			root := t.TempDir()
-			s, err := Start(context.Background(), Options{Root: root, Addr: "127.0.0.1:0"})
-			newApp = prev
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = s.Close() })
+			s, root := startWith(t, tc.build, Options{})
 			states := func() []string {
 				var offsets []string
 				_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
